@@ -1,0 +1,57 @@
+"""hookline: an agent loop whose every step is an event in a durable session log.
+
+The public names (DESIGN §2) are importable from here:
+
+```python
+from hookline import Agent, tool, hook, State, HookPoint, RunResult
+```
+"""
+
+from hookline.agent import Agent, Interruption, PromptRequest, RunResult
+from hookline.errors import (
+    ConfigError,
+    HookError,
+    HooklineError,
+    MaxTurnsExceeded,
+    ModelError,
+    SessionBusy,
+    SessionNotFound,
+    ToolError,
+)
+from hookline.events import Event, StatusOptions
+from hookline.hooks import Hook, HookPoint, hook
+from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.state import State
+from hookline.tools import Tool, tool
+from hookline.usage import Usage
+
+__all__ = [
+    "Agent",
+    "ConfigError",
+    "DocumentPart",
+    "Event",
+    "Hook",
+    "HookError",
+    "HookPoint",
+    "HooklineError",
+    "Interruption",
+    "MaxTurnsExceeded",
+    "Message",
+    "ModelError",
+    "PromptRequest",
+    "RunResult",
+    "SessionBusy",
+    "SessionNotFound",
+    "State",
+    "StatusOptions",
+    "TextPart",
+    "Tool",
+    "ToolCallPart",
+    "ToolError",
+    "ToolResultPart",
+    "Usage",
+    "hook",
+    "tool",
+]
+
+__version__ = "0.1.0"

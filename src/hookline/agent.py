@@ -1,0 +1,394 @@
+"""`Agent` (what an agent is) and `PromptRequest` (one prompt, built fluently, then run).
+
+```python
+agent = Agent(model="openai:gpt-4o-mini", instructions="You are terse.", tools=[add])
+result = await agent.prompt("2+3?")
+result = agent.prompt("2+3?").run_sync()
+async for event in agent.prompt("go").session("s-1").stream(): ...
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from hookline.errors import ConfigError
+from hookline.events import Event, StatusOptions
+from hookline.hooks import BoundHook, HookPoint, call_optional, normalize_hooks
+from hookline.messages import Message, TextPart
+from hookline.models import Model, resolve_model
+from hookline.sessions import SessionStore
+from hookline.tools import Tool, ToolFunction, as_tool
+from hookline.types import StopReason
+from hookline.usage import Usage
+
+if TYPE_CHECKING:
+    from hookline.state import State
+
+__all__ = ["Agent", "Interruption", "PromptRequest", "RunResult", "default_model_spec"]
+
+Instructions = str | Callable[["State"], str] | None
+"""A system prompt, or a function of the state returning one (called before every model call)."""
+Toolset = Sequence[Tool | ToolFunction] | Callable[["State"], Sequence[Tool | ToolFunction]] | None
+"""Tools, or a function of the state picking them (called before every model call)."""
+
+
+class Interruption(BaseModel):
+    """A tool call paused for human approval."""
+
+    model_config = ConfigDict(extra="forbid")
+    call_id: str
+    """The paused call's id: the key of `approvals` in `Agent.resume`."""
+    name: str
+    """The tool's name."""
+    arguments: dict[str, Any] | str
+    """The arguments the model gave."""
+    reason: str = ""
+    """Why it was paused."""
+
+
+class RunResult(BaseModel):
+    """What a run produced."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    output: Any = ""
+    """The final answer: text, or an instance of the agent's `output_type`."""
+    messages: list[Message] = Field(default_factory=list)
+    """This run's messages, in order: the prompt, calls, results, answer (not earlier history)."""
+    stop_reason: StopReason = "completed"
+    """Why the run stopped: completed, hook_exit, interrupted or max_turns."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens, model calls and tool calls of this run."""
+    interruptions: list[Interruption] = Field(default_factory=list)
+    """Calls paused for approval (when `stop_reason == "interrupted"`)."""
+    session_id: str | None = None
+    """The session the run was recorded in, if any."""
+    exit_reason: str = ""
+    """The reason a hook gave to `state.control.exit(...)`."""
+
+
+def default_model_spec() -> str:
+    """The model used when none is given: `HOOKLINE_MODEL`, else OpenAI if keyed, else local."""
+    if spec := os.environ.get("HOOKLINE_MODEL"):
+        return spec
+    if os.environ.get("OPENAI_API_KEY"):
+        return "openai:gpt-4o-mini"
+    return "local:smollm2"
+
+
+class Agent:
+    """An agent: a model, instructions, tools and hooks, run as a multi-turn tool loop.
+
+    Args:
+        name: The author name in events.
+        model: A `"provider:model"` string or a `Model`; None uses `default_model_spec()`.
+        instructions: A system prompt, or `callable(state) -> str` called before every model call.
+        tools: Tools or plain functions, or one `callable(state) -> list` resolved every turn.
+        hooks: `{hook point: [hooks]}`; unknown points raise `ConfigError`.
+        max_turns: Model calls allowed per run.
+        on_max_turns: `"raise"` (`MaxTurnsExceeded`) or `"final_answer"` (one last call without tools).
+        tool_concurrency: How many tool calls of one turn run at once (1: one after another).
+        status: Which status events are written.
+        session_store: The default store for `.session(...)`; None: an in-memory store.
+        output_type: A type the final answer is validated into (e.g. a pydantic model).
+        app: The application name sessions are created under.
+    """
+
+    def __init__(
+        self,
+        name: str = "agent",
+        *,
+        model: str | Model | None = None,
+        instructions: Instructions = None,
+        tools: Toolset = None,
+        hooks: Mapping[str | HookPoint, Sequence[Any]] | None = None,
+        max_turns: int = 10,
+        on_max_turns: Literal["raise", "final_answer"] = "raise",
+        tool_concurrency: int = 4,
+        status: StatusOptions | None = None,
+        session_store: SessionStore | None = None,
+        output_type: Any = None,
+        app: str = "default",
+    ) -> None:
+        _check(isinstance(name, str) and bool(name.strip()), f"name must be a non-empty string, not {name!r}")
+        _check(_positive(max_turns), f"max_turns must be a positive integer, not {max_turns!r}")
+        _check(on_max_turns in ("raise", "final_answer"), f"on_max_turns must be 'raise' or 'final_answer', not {on_max_turns!r}")
+        _check(_positive(tool_concurrency), f"tool_concurrency must be a positive integer, not {tool_concurrency!r}")
+        _check(instructions is None or isinstance(instructions, str) or callable(instructions),
+               f"instructions must be a string or a function of the state, not {type(instructions).__name__}")
+        _check(status is None or isinstance(status, StatusOptions), "status must be a StatusOptions")
+        _check(session_store is None or isinstance(session_store, SessionStore), "session_store must be a SessionStore")
+        self.name = name
+        self._model_spec = model
+        self._model: Model | None = resolve_model(model) if model is not None else None
+        self.instructions = instructions
+        self.hooks: dict[HookPoint, tuple[BoundHook, ...]] = normalize_hooks(hooks)
+        self.max_turns = max_turns
+        self.on_max_turns = on_max_turns
+        self.tool_concurrency = tool_concurrency
+        self.status = status or StatusOptions()
+        self._session_store = session_store
+        self.app = app
+        self.output_type = output_type
+        self.output_adapter: TypeAdapter[Any] | None = _output_adapter(output_type)
+        self._static_tools, self._tool_picker = _normalize_tools(tools)
+        self._warm = False
+        self._tool_cache: dict[int, Tool] = {}
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, model={self.model.name if self._model else self._model_spec!r})"
+
+    @property
+    def model(self) -> Model:
+        """The model, resolved on first use when none was given."""
+        if self._model is None:
+            self._model = resolve_model(default_model_spec())
+        return self._model
+
+    @property
+    def session_store(self) -> SessionStore:
+        """The default session store (an in-memory one unless one was given)."""
+        if self._session_store is None:
+            from hookline.sessions.memory import InMemorySessionStore
+
+            self._session_store = InMemorySessionStore()
+        return self._session_store
+
+    def tools_for(self, state: State) -> dict[str, Tool]:
+        """The tools offered this turn, by name (a dynamic toolset is asked again every turn)."""
+        if self._tool_picker is None:
+            return self._static_tools
+        picked = self._tool_picker(state)
+        tools: dict[str, Tool] = {}
+        for item in picked:
+            resolved = item if isinstance(item, Tool) else self._cached_tool(item)
+            tools[resolved.name] = resolved
+        return tools
+
+    def _cached_tool(self, function: ToolFunction) -> Tool:
+        key = id(function)
+        cached = self._tool_cache.get(key)
+        if cached is None or cached.function is not function:
+            cached = self._tool_cache[key] = as_tool(function)
+        return cached
+
+    def prompt(self, prompt: str | Message) -> PromptRequest:
+        """Start building a run on `prompt`; await it, `.run_sync()` it or `.stream()` it."""
+        return PromptRequest(self, prompt)
+
+    async def resume(
+        self,
+        session_id: str,
+        approvals: Mapping[str, bool | str] | None = None,
+        *,
+        user: str = "default",
+        store: SessionStore | None = None,
+    ) -> RunResult:
+        """Continue an interrupted run from its session log.
+
+        Args:
+            session_id: The session of the interrupted run.
+            approvals: `{call_id: True}` runs a call; `False` or a reason string refuses it.
+            user: The session's owner.
+            store: The session store (default: the agent's).
+        """
+        from hookline.loop import Run, SessionTarget
+
+        target = SessionTarget(store or self.session_store, session_id, user, create=False)
+        return await Run(self, None, session=target, approvals=dict(approvals or {})).execute()
+
+    def as_tool(self, name: str, description: str) -> Tool:
+        """This agent as a tool of another agent: one argument `input: str`, its output the result."""
+
+        async def ask(input: str) -> str:  # noqa: A002 - the argument's name is part of the contract
+            result = await self.prompt(input)
+            return result.output if isinstance(result.output, str) else TypeAdapter(Any).dump_json(result.output).decode()
+
+        return Tool(ask, name=name, description=description)
+
+    async def warm_up(self) -> None:
+        """Warm up every hook once (`warm_up_async()` or `warm_up()`)."""
+        if not self._warm:
+            for item in self._unique_hooks():
+                await call_optional(item, "warm_up", "warm_up_async")
+            self._warm = True
+
+    async def close(self) -> None:
+        """Close every hook once (`close_async()` or `close()`), and the model."""
+        for item in self._unique_hooks():
+            await call_optional(item, "close", "close_async")
+        self._warm = False
+        if self._model is not None:
+            await self._model.aclose()
+
+    def _unique_hooks(self) -> list[Any]:
+        seen: dict[int, Any] = {}
+        for bound in (b for hooks in self.hooks.values() for b in hooks):
+            seen.setdefault(id(bound.hook), bound.hook)
+        return list(seen.values())
+
+    async def __aenter__(self) -> Agent:
+        await self.warm_up()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        await self.close()
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _output_adapter(output_type: Any) -> TypeAdapter[Any] | None:
+    if output_type is None or output_type is str:
+        return None
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+        adapter.json_schema()
+    except Exception as exc:
+        raise ConfigError(f"output_type {output_type!r} cannot be described as JSON: {exc}") from exc
+    return adapter
+
+
+def _normalize_tools(tools: Toolset) -> tuple[dict[str, Tool], Callable[[State], Sequence[Any]] | None]:
+    if tools is None:
+        return {}, None
+    if isinstance(tools, Tool) or (callable(tools) and not isinstance(tools, Sequence)):
+        if isinstance(tools, Tool):
+            raise ConfigError("tools must be a list, e.g. tools=[add]")
+        return {}, tools
+    if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
+        raise ConfigError(f"tools must be a list of tools or a function of the state, not {type(tools).__name__}")
+    resolved: dict[str, Tool] = {}
+    for item in tools:
+        converted = as_tool(item)
+        if converted.name in resolved:
+            raise ConfigError(f"two tools are named {converted.name!r}; give one another name with @tool(name=...)")
+        resolved[converted.name] = converted
+    return resolved, None
+
+
+@dataclass
+class _Options:
+    history: list[Message] | None = None
+    max_turns: int | None = None
+    session_id: str | None = None
+    user: str = "default"
+    store: SessionStore | None = None
+    wait: float = 5.0
+
+
+class PromptRequest:
+    """One prompt to an agent, configured fluently and then run.
+
+    `await request`, `request.run_sync()` or `async for event in request.stream()`.
+    """
+
+    def __init__(self, agent: Agent, prompt: str | Message) -> None:
+        if isinstance(prompt, str):
+            if not prompt.strip():
+                raise ConfigError("the prompt is empty: pass the text the agent should answer")
+            prompt = Message(role="user", parts=[TextPart(text=prompt)])
+        elif not isinstance(prompt, Message) or prompt.role != "user":
+            raise ConfigError(f"the prompt must be a string or a user Message, not {type(prompt).__name__}")
+        self.agent = agent
+        self.message = prompt
+        self._options = _Options()
+        self.result: RunResult | None = None
+        """After `.stream()` finishes: the run's result."""
+
+    def with_history(self, history: list[Message]) -> PromptRequest:
+        """Use `history` as the prior conversation; this run's messages are appended to it."""
+        if not isinstance(history, list) or not all(isinstance(m, Message) for m in history):
+            raise ConfigError("with_history() takes a list of Message objects")
+        self._options.history = history
+        return self
+
+    def multi_turn(self, max_turns: int) -> PromptRequest:
+        """Allow this run up to `max_turns` model calls (overrides the agent's `max_turns`)."""
+        if not _positive(max_turns):
+            raise ConfigError(f"multi_turn() takes a positive integer, not {max_turns!r}")
+        self._options.max_turns = max_turns
+        return self
+
+    def session(
+        self, session_id: str, *, user: str = "default", store: SessionStore | None = None, wait: float = 5.0
+    ) -> PromptRequest:
+        """Load and append to session `session_id` (created if missing).
+
+        Args:
+            session_id: The session's id.
+            user: Its owner.
+            store: The store (default: the agent's `session_store`).
+            wait: Seconds to wait for another run on this session before `SessionBusy`.
+        """
+        if not isinstance(session_id, str) or not session_id:
+            raise ConfigError(f"session() takes a non-empty session id, not {session_id!r}")
+        self._options.session_id, self._options.user = session_id, user
+        self._options.store, self._options.wait = store, wait
+        return self
+
+    def _run(self, queue: asyncio.Queue[Event | None] | None = None) -> Any:
+        from hookline.loop import Run, SessionTarget
+
+        options = self._options
+        target = None
+        if options.session_id is not None:
+            store = options.store or self.agent.session_store
+            target = SessionTarget(store, options.session_id, options.user, create=True, wait=options.wait)
+        run = Run(
+            self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target, queue=queue
+        )
+        return run.execute()
+
+    def __await__(self) -> Generator[Any, None, RunResult]:
+        return self._run().__await__()  # type: ignore[no-any-return]
+
+    def run_sync(self) -> RunResult:
+        """Run to the end, blocking (not from inside a running event loop: use `await` there)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._run())  # type: ignore[no-any-return]
+        raise RuntimeError("run_sync() cannot run inside an event loop; use `await agent.prompt(...)` instead")
+
+    async def stream(self) -> AsyncIterator[Event]:
+        """Run, yielding events as they happen: stored messages and status, and text deltas.
+
+        Closing the iterator early cancels the run.
+        """
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+        async def produce() -> RunResult:
+            try:
+                return await self._run(queue)  # type: ignore[no-any-return]
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.ensure_future(produce())
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self.result = task.result()

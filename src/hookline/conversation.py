@@ -1,0 +1,83 @@
+"""The conversation invariant the loop keeps, and checks after hooks edit messages.
+
+Every tool call an assistant makes is answered exactly once, by tool-role messages that
+come right after it, and no result answers a call that is not open. A user-authored call
+(a user's own recorded action) is answered inside the same user message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hookline.messages import Message, ToolCallPart, ToolResultPart
+
+__all__ = ["conversation_problem", "open_calls"]
+
+
+def conversation_problem(messages: Sequence[Message], *, allow_open_tail: bool = False) -> str | None:
+    """Describe what breaks the invariant in `messages`, or return None when they are valid.
+
+    Args:
+        messages: The conversation to check.
+        allow_open_tail: Whether the last assistant message may still await its results
+            (true while tools are pending, in `before_tool`).
+    """
+    pending: dict[str, str] = {}
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            return f"messages[{index}] is a {type(message).__name__}, not a Message"
+        if message.role == "tool":
+            problem = _answer(pending, message, index)
+        elif pending:
+            missing = ", ".join(sorted(pending))
+            problem = f"messages[{index}] ({message.role}) comes before the results of call(s) {missing}"
+        else:
+            problem = _open(pending, message, index)
+        if problem:
+            return problem
+    if pending and not allow_open_tail:
+        return f"the conversation ends with unanswered tool call(s) {', '.join(sorted(pending))}"
+    return None
+
+
+def _answer(pending: dict[str, str], message: Message, index: int) -> str | None:
+    for part in message.parts:
+        if not isinstance(part, ToolResultPart):
+            return f"messages[{index}] (tool) holds a {part.type} part; tool messages hold only results"
+        if part.call_id not in pending:
+            return f"messages[{index}] answers call {part.call_id!r}, which is not an open tool call"
+        del pending[part.call_id]
+    return None
+
+
+def _open(pending: dict[str, str], message: Message, index: int) -> str | None:
+    calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+    results = [p for p in message.parts if isinstance(p, ToolResultPart)]
+    if message.role == "assistant":
+        if results:
+            return f"messages[{index}] (assistant) holds a tool result; results go in tool messages"
+        for call in calls:
+            if call.id in pending:
+                return f"messages[{index}] repeats the call id {call.id!r}"
+            pending[call.id] = call.name
+        return None
+    if message.role == "system" and (calls or results):
+        return f"messages[{index}] (system) holds tool calls or results"
+    called = [c.id for c in calls]
+    answered = [r.call_id for r in results]
+    if sorted(called) != sorted(answered) or len(set(called)) != len(called):
+        return f"messages[{index}] ({message.role}) must answer each of its own tool calls exactly once"
+    return None
+
+
+def open_calls(messages: Sequence[Message]) -> list[ToolCallPart]:
+    """The calls of the last assistant message that have no result yet."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if message.role == "tool":
+            answered.update(p.call_id for p in message.tool_results)
+        elif message.role == "assistant":
+            return [c for c in message.tool_calls if c.id not in answered]
+        else:
+            return []
+    return []

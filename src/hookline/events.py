@@ -1,0 +1,114 @@
+"""Events: the entries of a session's log, and the views a reader takes of it.
+
+A message event records one `Message` of the conversation. A status event records what the
+loop is doing ("turn 2: calling model", "running add(a=1, b=2)") for front ends; status
+events never reach a model. While a model streams, `.stream()` also yields `delta` events
+holding text fragments; those are never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from hookline.messages import Message, Part, TextPart
+from hookline.types import EventKind, Role, StatusSource, View
+
+__all__ = ["EVENTS_ADAPTER", "Event", "StatusOptions", "select_view"]
+
+
+class Event(BaseModel):
+    """One entry of a session's log.
+
+    Build one with what the writer knows, e.g.
+    `Event(author="user", kind="message", role="user", parts=[TextPart(text="hi")])`;
+    the store fills in `id`, `session_id`, `seq` and `created_at`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = None
+    """Unique id, set by the store."""
+    session_id: str | None = None
+    """The session this event belongs to, set by the store."""
+    seq: int | None = None
+    """Position in the session's log (monotonic, gap-free), set by the store."""
+    author: str
+    """"user", an agent's name, or a tool's name."""
+    kind: EventKind = "message"
+    """"message", "status", or (only while streaming, never stored) "delta"."""
+    role: Role | None = None
+    """For messages: user, assistant, tool or system."""
+    source: StatusSource | None = None
+    """For status events: agent, llm or tool."""
+    parts: list[Part] = Field(default_factory=list)
+    """The content: message parts, a status line as a `TextPart`, or a text delta."""
+    partial: bool = False
+    """True for parts prepared but not yet sent (see `SessionStore.prepare_event`)."""
+    created_at: datetime | None = None
+    """When the store recorded it (UTC)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Structured details: token counts, durations, call ids, provider data."""
+
+    @classmethod
+    def from_message(cls, message: Message, author: str) -> Event:
+        """A message event recording `message`, written by `author`."""
+        return cls(author=author, kind="message", role=message.role, parts=list(message.parts))
+
+    @classmethod
+    def status(cls, author: str, source: StatusSource, text: str, **metadata: Any) -> Event:
+        """A status event: one line of `text` from `source`."""
+        return cls(author=author, kind="status", source=source, parts=[TextPart(text=text)], metadata=metadata)
+
+    @property
+    def text(self) -> str:
+        """The text parts joined together."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    def to_message(self) -> Message:
+        """The message this event records; raises `ValueError` for non-message events."""
+        if self.kind != "message" or self.role is None:
+            raise ValueError(f"event {self.seq} is a {self.kind} event, not a message")
+        return Message(role=self.role, parts=list(self.parts))
+
+
+class StatusOptions(BaseModel):
+    """Which status events a run writes, and how much they say."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    agent: bool = True
+    """Loop progress: "turn 2: calling model", "run completed"."""
+    llm: bool = True
+    """Model answers: "gpt-4o-mini answered: 2 tool calls, 412 tokens, 380 ms"."""
+    tool: bool = True
+    """Tool calls and their results, and log records emitted by tool code."""
+    inputs: bool = True
+    """Include tool arguments in status lines ("running add(a=1, b=2)")."""
+    outputs: bool = True
+    """Include tool results in status lines ("add returned 3")."""
+
+    def wants(self, source: StatusSource) -> bool:
+        """Whether status events from `source` are written."""
+        return bool(getattr(self, source))
+
+
+EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+"""Encodes and decodes lists of events to and from JSON, losslessly."""
+
+
+def select_view(events: Iterable[Event], view: View) -> list[Event]:
+    """The events of `view`.
+
+    `prompt`: complete messages only (what the model sees). `ui`: messages and status,
+    with partial events last. `all`: everything, in log order.
+    """
+    if view == "prompt":
+        return [e for e in events if e.kind == "message" and not e.partial]
+    if view == "ui":
+        ordered = list(events)
+        return [e for e in ordered if not e.partial] + [e for e in ordered if e.partial]
+    if view == "all":
+        return list(events)
+    raise ValueError(f"unknown view {view!r}; expected one of: prompt, ui, all")

@@ -1,0 +1,154 @@
+"""Hook points and hooks: user code that steps into the loop.
+
+A hook is anything with `run(state)`; it may also have `run_async(state)`,
+`warm_up()`/`warm_up_async()` and `close()`/`close_async()`. `@hook` turns a plain or
+async function into one. Hooks return nothing: they state their intent through `State`
+(`state.control.exit(...)`, `state.skip_tool(...)`), and the loop applies it once every
+hook of the point has run.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from hookline.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hookline.state import State
+
+__all__ = ["BoundHook", "FunctionHook", "Hook", "HookPoint", "hook", "normalize_hooks"]
+
+
+class HookPoint(StrEnum):
+    """The named places in the loop where hooks run."""
+
+    BEFORE_RUN = "before_run"
+    """Once, before the first model call; the prompt is already in `state.messages`."""
+    BEFORE_LLM = "before_llm"
+    """Before every model call; `state.messages` is what the model will see."""
+    AFTER_LLM = "after_llm"
+    """After every model call; `state.response` is the answer, which may be edited."""
+    BEFORE_TOOL = "before_tool"
+    """Once per model turn with tool calls; `state.tool_calls` are the pending calls."""
+    AFTER_TOOL = "after_tool"
+    """Once per call run; `state.tool_call` and `state.tool_result` (replaceable)."""
+    ON_EXIT = "on_exit"
+    """The model answered without tool calls and the run is about to stop; it may go on."""
+    AFTER_RUN = "after_run"
+    """The run has stopped, whatever the reason: for memories, metrics, cleanup."""
+
+
+_POINTS = ", ".join(p.value for p in HookPoint)
+
+
+@runtime_checkable
+class Hook(Protocol):
+    """Anything with `run(state)`: the shape of a hook."""
+
+    def run(self, state: State) -> None:
+        """Read or change the live state."""
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionHook:
+    """A plain or async function used as a hook (made by `@hook`)."""
+
+    function: Callable[[State], Any]
+    name: str
+
+    def run(self, state: State) -> None:
+        """Call a plain function (async functions go through `run_async`)."""
+        self.function(state)
+
+    async def run_async(self, state: State) -> None:
+        """Call the function, awaiting it if it is async."""
+        result = self.function(state)
+        if inspect.isawaitable(result):
+            await result
+
+
+def hook(function: Callable[[State], Any] | None = None, /, *, name: str | None = None) -> Any:
+    """Make a plain or async function `f(state)` a hook: `@hook` or `@hook(name="budget")`."""
+
+    def wrap(f: Callable[[State], Any]) -> FunctionHook:
+        if not callable(f):
+            raise ConfigError(f"@hook needs a function taking the state, not {type(f).__name__}")
+        return FunctionHook(f, name or getattr(f, "__qualname__", type(f).__name__))
+
+    return wrap(function) if function is not None else wrap
+
+
+@dataclass(frozen=True, slots=True)
+class BoundHook:
+    """A hook with its methods looked up once: what the loop calls."""
+
+    hook: Any
+    name: str
+    invoke: Callable[[State], Any]
+    is_async: bool
+
+    async def __call__(self, state: State) -> None:
+        """Run the hook on `state`."""
+        if self.is_async:
+            await self.invoke(state)
+        else:
+            self.invoke(state)
+
+
+def _bind(item: Any) -> BoundHook:
+    if isinstance(item, BoundHook):
+        return item
+    if not isinstance(item, Hook) and callable(item):
+        item = hook(item)
+    if not isinstance(item, Hook):
+        raise ConfigError(f"a hook needs a run(state) method or must be a function, not {type(item).__name__}")
+    name = getattr(item, "name", None) or type(item).__name__
+    run_async = getattr(item, "run_async", None)
+    if isinstance(item, FunctionHook) and not inspect.iscoroutinefunction(item.function):
+        return BoundHook(item, name, item.run, False)
+    if run_async is not None:
+        return BoundHook(item, name, run_async, True)
+    return BoundHook(item, name, item.run, False)
+
+
+def _point(name: Any) -> HookPoint:
+    try:
+        return HookPoint(name)
+    except ValueError:
+        raise ConfigError(f"unknown hook point {name!r}; expected one of: {_POINTS}") from None
+
+
+def normalize_hooks(hooks: Mapping[Any, Iterable[Any]] | None) -> dict[HookPoint, tuple[BoundHook, ...]]:
+    """Check hook points and bind hooks: `{"before_llm": [h1, h2]}` → points to bound hooks.
+
+    Raises:
+        ConfigError: an unknown point, or something that is not a hook.
+    """
+    if hooks is None:
+        return {}
+    if not isinstance(hooks, Mapping):
+        raise ConfigError(f"hooks must be a dict of hook point -> list of hooks, not {type(hooks).__name__}")
+    bound: dict[HookPoint, tuple[BoundHook, ...]] = {}
+    for key, items in hooks.items():
+        point = _point(key)
+        if not isinstance(items, list | tuple):
+            raise ConfigError(f"the hooks of {point.value!r} must be a list, e.g. {{{point.value!r}: [my_hook]}}")
+        bound[point] = bound.get(point, ()) + tuple(_bind(item) for item in items)
+    return {point: items for point, items in bound.items() if items}
+
+
+async def call_optional(target: Any, sync_name: str, async_name: str) -> None:
+    """Call `target.async_name()` if it has one, else `target.sync_name()` if it has that."""
+    method = getattr(target, async_name, None)
+    if method is not None:
+        await method()
+        return
+    method = getattr(target, sync_name, None)
+    if method is not None:
+        result = method()
+        if isinstance(result, Awaitable):
+            await result

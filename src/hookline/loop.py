@@ -1,0 +1,465 @@
+"""The run loop, top to bottom.
+
+`Run.execute()` is the table of contents: begin (load the session, record the prompt,
+`before_run`), then one step per model turn until something stops the run, then end
+(`after_run`, save). Each step is a short method below it, in the order it happens.
+Decisions hooks record on `State` are applied right after their point's hooks have run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from hookline.conversation import conversation_problem, open_calls
+from hookline.errors import HookError, MaxTurnsExceeded, ModelError, SessionNotFound
+from hookline.events import Event
+from hookline.hooks import HookPoint
+from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.models import ModelRequest, ModelResponse, ResponseDone, TextDelta
+from hookline.recorder import Recorder
+from hookline.state import Decision, State
+from hookline.status import current_capture, describe_call, describe_result, install_log_capture
+from hookline.tools import Tool, error_result
+from hookline.types import StatusSource, StopReason
+
+if TYPE_CHECKING:
+    from hookline.agent import Agent, RunResult
+    from hookline.sessions import SessionStore
+
+__all__ = ["Run", "SessionTarget"]
+
+_NOT_RUN = "not run: the run stopped before this call"
+_DIED = "the process stopped while this call ran; it may or may not have taken effect"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTarget:
+    """The session a run reads and appends to."""
+
+    store: SessionStore
+    session_id: str
+    user: str = "default"
+    create: bool = True
+    wait: float = 5.0
+
+
+class Run:
+    """One run of an agent: owns the live `State`, writes events through a `Recorder`."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        prompt: Message | None,
+        *,
+        history: list[Message] | None = None,
+        max_turns: int | None = None,
+        session: SessionTarget | None = None,
+        queue: asyncio.Queue[Event | None] | None = None,
+        approvals: dict[str, bool | str] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.prompt = prompt
+        self.history = history
+        self.max_turns = max_turns or agent.max_turns
+        self.session = session
+        self.approvals = approvals
+        store = session.store if session else None
+        self.recorder = Recorder(store, session.session_id if session else None, queue)
+        self.state = State(agent, list(history or ()), session_id=session.session_id if session else None)
+        self.new_messages: list[Message] = []
+        self.tools: dict[str, Tool] = {}
+        self.stop_reason: StopReason | None = None
+        self.output: Any = ""
+        self.interruptions: list[Any] = []
+        self.retried_output = False
+        status = agent.status
+        self._status_on = {s: self.recorder.active and status.wants(s) for s in ("agent", "llm", "tool")}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._log_tail: list[Event] = []
+
+    # -- the table of contents -------------------------------------------------------------
+
+    async def execute(self) -> RunResult:
+        """Run to the end and return the result (or raise `MaxTurnsExceeded`, `HookError`, ...)."""
+        if self.session is None:
+            return await self._execute()
+        async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
+            return await self._execute()
+
+    async def _execute(self) -> RunResult:
+        await self.agent.warm_up()
+        self._loop, self._loop_thread = asyncio.get_running_loop(), threading.get_ident()
+        failed = True
+        try:
+            await self._begin()
+            while self.stop_reason is None:
+                await self._step()
+            failed = False
+        finally:
+            await self._end(failed)
+        result = self._result()
+        if self.stop_reason == "max_turns" and self.agent.on_max_turns == "raise":
+            raise MaxTurnsExceeded(f"the run made {self.max_turns} model calls without finishing", result=result)
+        return result
+
+    async def _begin(self) -> None:
+        if self.session is not None:
+            await self._load_session()
+        if self.prompt is not None:
+            await self._record_prompt(self.prompt)
+        await self._hooks(HookPoint.BEFORE_RUN)
+        if self.approvals is not None and self.stop_reason is None:
+            await self._resume_calls()
+
+    async def _step(self) -> None:
+        if self.state.usage.model_calls >= self.max_turns:
+            await self._out_of_turns()
+            return
+        message = await self._model_turn(offer_tools=True)
+        if message is None:
+            return
+        if message.tool_calls:
+            await self._tool_turn(message.tool_calls)
+        else:
+            await self._answered(message)
+
+    async def _end(self, failed: bool) -> None:
+        self.state.point = HookPoint.AFTER_RUN
+        try:
+            if not failed or self.agent.hooks.get(HookPoint.AFTER_RUN):
+                await self._hooks(HookPoint.AFTER_RUN, stop_on_exit=False)
+        finally:
+            self._status("agent", lambda: f"run {self.stop_reason or 'failed'}")
+            await self.recorder.flush()
+            if self.session is not None:
+                await self.session.store.update_state(self.session.session_id, self.state.data)
+            if self.history is not None:
+                self.history.extend(self.new_messages)
+
+    # -- beginning: session and prompt -----------------------------------------------------
+
+    async def _load_session(self) -> None:
+        assert self.session is not None
+        store, sid = self.session.store, self.session.session_id
+        try:
+            session = await store.get(sid, user=self.session.user)
+        except SessionNotFound:
+            if not self.session.create:
+                raise
+            session = await store.create(app=self.agent.app, user=self.session.user, session_id=sid)
+        self.state.data = dict(session.state)
+        prompt_events = [e for e in session.events if e.kind == "message" and not e.partial]
+        self.state.messages.extend(e.to_message() for e in prompt_events)
+        self._log_tail = session.events
+        if self.prompt is not None:
+            self._close_dangling_calls()
+
+    def _close_dangling_calls(self) -> None:
+        """A new prompt on a log whose last calls never got results: answer them as not run."""
+        started = self._started_calls()
+        results = [
+            error_result(c, _DIED if c.id in started else "never run: the run was interrupted before this call")
+            for c in open_calls(self.state.messages)
+        ]
+        self._append_results(results)
+
+    def _started_calls(self) -> set[str]:
+        return {e.metadata["call_id"] for e in self._log_tail if e.kind == "status" and e.metadata.get("started")}
+
+    async def _record_prompt(self, prompt: Message) -> None:
+        event = Event.from_message(prompt, "user")
+        if self.recorder.store is not None:
+            self.recorder.add(event)
+            stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
+            prompt = stored[-1].to_message() if stored else prompt
+        else:
+            self.recorder.add(event)
+        self._append(prompt, author=None)
+
+    # -- one model turn --------------------------------------------------------------------
+
+    async def _model_turn(self, *, offer_tools: bool) -> Message | None:
+        state = self.state
+        state.turn += 1
+        await self._hooks(HookPoint.BEFORE_LLM)
+        if self.stop_reason is not None:
+            return None
+        self.tools = self.agent.tools_for(state) if offer_tools else {}
+        request = ModelRequest(messages=self._prompt_messages(), tools=[t.spec for t in self.tools.values()])
+        if self.agent.output_adapter is not None:
+            request.output_schema = self.agent.output_adapter.json_schema()
+        self._status("agent", lambda: f"turn {state.turn}: calling model")
+        await self.recorder.flush()
+        response = await self._ask(request)
+        state.response = response.to_message()
+        state._hold_injections = True
+        await self._hooks(HookPoint.AFTER_LLM)
+        message = self._checked_response()
+        state.response = None
+        if state.control.rerun_requested and self.stop_reason is None:
+            self._release_injections()
+            return None
+        self._append(message, author=self.agent.name)
+        if not message.tool_calls:
+            self._release_injections()
+        elif self.stop_reason is not None:
+            self._append_results([error_result(c, _NOT_RUN) for c in message.tool_calls])
+        return None if self.stop_reason is not None else message
+
+    def _prompt_messages(self) -> list[Message]:
+        instructions = self.agent.instructions
+        if instructions is None:
+            return list(self.state.messages)
+        text = instructions if isinstance(instructions, str) else instructions(self.state)
+        return [Message.system(text), *self.state.messages]
+
+    async def _ask(self, request: ModelRequest) -> ModelResponse:
+        model = self.agent.model
+        started = time.perf_counter()
+        if self.recorder.queue is None:
+            response = await model.request(request)
+        else:
+            response = await self._ask_streaming(request)
+        usage = self.state.usage
+        usage.add(response.usage)
+        usage.model_calls += 1
+        self._status("llm", lambda: _describe_answer(model.name, response, time.perf_counter() - started))
+        return response
+
+    async def _ask_streaming(self, request: ModelRequest) -> ModelResponse:
+        async for item in self.agent.model.stream(request):
+            if isinstance(item, TextDelta):
+                self.recorder.delta(self.agent.name, item.text)
+            elif isinstance(item, ResponseDone):
+                return item.response
+        raise ModelError("the model's stream ended without a response", provider=self.agent.model.provider)
+
+    def _checked_response(self) -> Message:
+        message = self.state.response
+        if not isinstance(message, Message) or message.role != "assistant":
+            raise HookError(
+                "state.response must be an assistant Message after after_llm", hook="(after_llm)", point="after_llm"
+            )
+        return message
+
+    # -- one tool turn ---------------------------------------------------------------------
+
+    async def _tool_turn(self, calls: list[ToolCallPart], preset: dict[str, Decision] | None = None) -> None:
+        state = self.state
+        state.tool_calls, state._decisions = list(calls), dict(preset or {})
+        if preset is None:
+            await self._hooks(HookPoint.BEFORE_TOOL)
+        state.tool_calls = []
+        decisions = state._decisions
+        if self.stop_reason is not None:
+            self._append_results([d.result if d and d.result else error_result(c, _NOT_RUN)
+                                  for c, d in ((c, decisions.get(c.id)) for c in calls)])
+            return
+        to_run = [c for c in calls if c.id not in decisions]
+        for call in to_run:
+            self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
+                         author=call.name, call_id=call.id, started=True, force=self.session is not None)
+        await self.recorder.flush()
+        ran = dict(zip((c.id for c in to_run), await self._run_calls(to_run), strict=True))
+        results = await self._after_tools(calls, decisions, ran)
+        self._append_results(results)
+        self._record_interruptions(calls, decisions)
+
+    async def _run_calls(self, calls: list[ToolCallPart]) -> list[ToolResultPart]:
+        if len(calls) < 2 or self.agent.tool_concurrency == 1 or not any(
+            (t := self.tools.get(c.name)) is not None and t.concurrent for c in calls
+        ):
+            return [await self._call(c) for c in calls]
+        limit = self.agent.tool_concurrency
+        if limit >= len(calls):
+            return list(await asyncio.gather(*(self._call(c) for c in calls)))
+        semaphore = asyncio.Semaphore(limit)
+
+        async def bounded(call: ToolCallPart) -> ToolResultPart:
+            async with semaphore:
+                return await self._call(call)
+
+        return list(await asyncio.gather(*(bounded(c) for c in calls)))
+
+    async def _call(self, call: ToolCallPart) -> ToolResultPart:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            available = ", ".join(self.tools) or "none"
+            return error_result(call, f"unknown tool {call.name!r}; available tools: {available}")
+        if not self._status_on["tool"]:
+            return await tool.answer(call)
+        install_log_capture()
+        token = current_capture.set(partial(self._capture_log, call))
+        try:
+            return await tool.answer(call)
+        finally:
+            current_capture.reset(token)
+
+    def _capture_log(self, call: ToolCallPart, record: logging.LogRecord) -> None:
+        event = Event.status(call.name, "tool", f"{record.levelname.lower()}: {record.getMessage()}",
+                             call_id=call.id, logger=record.name, level=record.levelname)
+        if self._loop is not None and threading.get_ident() != self._loop_thread:
+            self._loop.call_soon_threadsafe(self.recorder.add, event)
+        else:
+            self.recorder.add(event)
+
+    async def _after_tools(
+        self, calls: list[ToolCallPart], decisions: dict[str, Decision], ran: dict[str, ToolResultPart]
+    ) -> list[ToolResultPart]:
+        state, results = self.state, []
+        for call in calls:
+            decision = decisions.get(call.id)
+            if decision is not None:
+                if decision.result is not None:
+                    results.append(decision.result)
+                continue
+            state.tool_call, state._tool_result = call, ran[call.id]
+            await self._hooks(HookPoint.AFTER_TOOL, stop_on_exit=True)
+            results.append(state._tool_result)
+            state.tool_call = state._tool_result = None
+        return results
+
+    def _record_interruptions(self, calls: list[ToolCallPart], decisions: dict[str, Decision]) -> None:
+        from hookline.agent import Interruption
+
+        for call in calls:
+            decision = decisions.get(call.id)
+            if decision is None or decision.action != "interrupt":
+                continue
+            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason)
+            self.interruptions.append(item)
+            self._status("agent", lambda i=item: f"paused {i.name} for approval" + (f": {i.reason}" if i.reason else ""),
+                         force=True, interrupted=item.model_dump())
+        if self.interruptions:
+            self.stop_reason = "interrupted"
+        else:
+            self._release_injections()
+
+    # -- ending: answers, turn limits, resume ----------------------------------------------
+
+    async def _answered(self, message: Message) -> None:
+        if not self._accept_output(message):
+            return
+        self.state.control.reset()
+        await self._hooks(HookPoint.ON_EXIT)
+        if self.stop_reason is None and not self.state.control.continue_requested:
+            self.stop_reason = "completed"
+
+    def _accept_output(self, message: Message) -> bool:
+        adapter = self.agent.output_adapter
+        if adapter is None:
+            self.output = message.text
+            return True
+        try:
+            self.output = adapter.validate_json(message.text)
+            return True
+        except ValidationError as exc:
+            if self.retried_output:
+                raise ModelError(f"the model's answer does not match the output type: {exc}",
+                                 provider=self.agent.model.provider) from exc
+            self.retried_output = True
+            self._append(Message.user(f"Your answer did not match the required JSON schema: {exc}. "
+                                      "Answer again with JSON that matches it."), author="hookline")
+            return False
+
+    async def _out_of_turns(self) -> None:
+        if self.agent.on_max_turns == "final_answer":
+            message = await self._model_turn(offer_tools=False)
+            if message is not None and message.tool_calls:
+                self._append_results([error_result(c, "no turns left: answer without tools") for c in message.tool_calls])
+            if message is not None:
+                self.output = message.text
+        if self.stop_reason is None:
+            self.stop_reason = "max_turns"
+
+    async def _resume_calls(self) -> None:
+        from hookline.resume import plan_resume
+
+        pending = open_calls(self.state.messages)
+        if not pending:
+            last = next((m for m in reversed(self.state.messages) if m.role == "assistant"), None)
+            self.output, self.stop_reason = (last.text if last else ""), "completed"
+            return
+        preset = plan_resume(pending, self.approvals or {}, self._log_tail, _DIED)
+        await self._tool_turn(pending, preset)
+
+    # -- small shared steps ----------------------------------------------------------------
+
+    async def _hooks(self, point: HookPoint, *, stop_on_exit: bool = True) -> None:
+        hooks = self.agent.hooks.get(point)
+        if not hooks:
+            return
+        state = self.state
+        state.point = point
+        state.control.rerun_requested = False
+        for bound in hooks:
+            try:
+                await bound(state)
+            except Exception as exc:
+                raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
+                                hook=bound.name, point=point.value) from exc
+            if state.messages.changed:
+                self._check_conversation(bound.name, point)
+        if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
+            self.stop_reason = "hook_exit"
+
+    def _check_conversation(self, hook_name: str, point: HookPoint) -> None:
+        state = self.state
+        state.messages.changed = False
+        open_tail = point in (HookPoint.BEFORE_TOOL, HookPoint.AFTER_TOOL)
+        problem = conversation_problem(state.messages, allow_open_tail=open_tail)
+        if problem:
+            raise HookError(f"hook {hook_name!r} at {point.value} broke the conversation: {problem}",
+                            hook=hook_name, point=point.value)
+
+    def _append(self, message: Message, *, author: str | None) -> None:
+        self.state.messages.append(message)
+        self.state.messages.changed = False
+        self.new_messages.append(message)
+        if author is not None and self.recorder.active:
+            self.recorder.add(Event.from_message(message, author))
+
+    def _append_results(self, results: list[ToolResultPart]) -> None:
+        self.state.usage.tool_calls += len(results)
+        for result in results:
+            self._append(Message(role="tool", parts=[result]), author=result.name or "tool")
+            self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
+                         author=result.name or "tool", call_id=result.call_id)
+
+    def _release_injections(self) -> None:
+        state = self.state
+        state._hold_injections = False
+        held, state._held = state._held, []
+        for message in held:
+            self._append(message, author="hook")
+
+    def _status(self, source: StatusSource, text: Callable[[], str], *, author: str | None = None,
+                force: bool = False, **metadata: Any) -> None:
+        if self._status_on[source] or (force and self.recorder.store is not None):
+            self.recorder.add(Event.status(author or self.agent.name, source, text(), **metadata))
+
+    def _result(self) -> RunResult:
+        from hookline.agent import RunResult
+
+        return RunResult.model_construct(
+            output=self.output, messages=self.new_messages, stop_reason=self.stop_reason or "completed",
+            usage=self.state.usage, interruptions=self.interruptions,
+            session_id=self.state.session_id, exit_reason=self.state.control.exit_reason,
+        )
+
+
+def _describe_answer(model_name: str, response: ModelResponse, seconds: float) -> str:
+    calls = len(response.tool_calls)
+    what = f"{calls} tool call{'s' if calls != 1 else ''}" if calls else "text"
+    tokens = response.usage.total_tokens
+    return f"{model_name} answered: {what}, {tokens} tokens, {seconds * 1000:.0f} ms"

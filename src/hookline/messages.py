@@ -1,0 +1,122 @@
+"""Messages and their parts: the conversation as the loop and every provider see it.
+
+These are plain values. Identity and order (`id`, `seq`) belong to the `Event` that
+records a message in a session's log (`hookline.events`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hookline.types import JSONObject, Role
+
+__all__ = ["DocumentPart", "Message", "Part", "TextPart", "ToolCallPart", "ToolResultPart"]
+
+_FROZEN_FREE = ConfigDict(extra="forbid")
+
+
+class TextPart(BaseModel):
+    """Plain text."""
+
+    model_config = _FROZEN_FREE
+    type: Literal["text"] = "text"
+    text: str
+    """The text."""
+
+
+class ToolCallPart(BaseModel):
+    """A request, made by the model (or recorded for a user), to call a tool."""
+
+    model_config = _FROZEN_FREE
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    """The call id the model gave; every result carries it back."""
+    name: str
+    """The tool's name."""
+    arguments: JSONObject | str = Field(default_factory=dict)
+    """The arguments: a dict, or the raw string a model sent (possibly malformed JSON)."""
+
+
+class ToolResultPart(BaseModel):
+    """The answer to one tool call."""
+
+    model_config = _FROZEN_FREE
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    """The id of the `ToolCallPart` this answers."""
+    content: str
+    """What the tool returned, as text (non-text values are JSON-encoded)."""
+    is_error: bool = False
+    """True when the call failed; `content` then names the problem."""
+    name: str = ""
+    """The tool's name (some providers want it beside the id)."""
+
+
+class DocumentPart(BaseModel):
+    """A document given to the model; all documents of one message go as one block."""
+
+    model_config = _FROZEN_FREE
+    type: Literal["document"] = "document"
+    title: str
+    """A short title shown to the model with the document."""
+    text: str
+    """The document's text."""
+    source: str | None = None
+    """Where it came from (a path or URL), if known."""
+
+
+Part = Annotated[TextPart | ToolCallPart | ToolResultPart | DocumentPart, Field(discriminator="type")]
+"""Any part of a message or event, tagged by its `type`."""
+
+
+class Message(BaseModel):
+    """One message of a conversation: a role and its parts.
+
+    `Message("user", [TextPart(text="hi")])`, or the helpers `Message.user("hi")`,
+    `Message.assistant("hello")`, `Message.system("be terse")`.
+    """
+
+    model_config = _FROZEN_FREE
+    role: Role
+    """Who speaks: user, assistant, tool or system."""
+    parts: list[Part] = Field(default_factory=list)
+    """What is said, in order."""
+
+    def __init__(self, role: Role | None = None, parts: list[Any] | None = None, **data: Any) -> None:
+        if role is not None:
+            data["role"] = role
+        if parts is not None:
+            data["parts"] = parts
+        super().__init__(**data)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A user message holding `text`."""
+        return cls(role="user", parts=[TextPart(text=text)])
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        """An assistant message holding `text`."""
+        return cls(role="assistant", parts=[TextPart(text=text)])
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        """A system message holding `text`."""
+        return cls(role="system", parts=[TextPart(text=text)])
+
+    @property
+    def text(self) -> str:
+        """The text parts joined together."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        """The tool calls in this message."""
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+    @property
+    def tool_results(self) -> list[ToolResultPart]:
+        """The tool results in this message."""
+        return [p for p in self.parts if isinstance(p, ToolResultPart)]

@@ -1,0 +1,61 @@
+"""`Recorder`: the one sink through which a run writes its events.
+
+It buffers events and, at the loop's flush points (before a model call, before tools
+run, at the end), appends them to the session store in one transaction and hands the
+stored events to a stream consumer. Without a store, events go straight to the stream.
+Without either, the loop does not build status events at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from hookline.events import Event
+from hookline.messages import TextPart
+from hookline.sessions import SessionStore
+
+__all__ = ["Recorder"]
+
+
+class Recorder:
+    """Collects a run's events and delivers them to a store and/or a stream queue.
+
+    Args:
+        store: The session store, or None.
+        session_id: The session written to (with a store).
+        queue: Where `.stream()` reads events from, or None.
+    """
+
+    __slots__ = ("_buffer", "active", "queue", "session_id", "store")
+
+    def __init__(
+        self, store: SessionStore | None, session_id: str | None, queue: asyncio.Queue[Event | None] | None
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.queue = queue
+        self.active = store is not None or queue is not None
+        self._buffer: list[Event] = []
+
+    def add(self, event: Event) -> None:
+        """Record `event` at the next flush (at once when streaming without a store)."""
+        if self.store is not None:
+            self._buffer.append(event)
+        elif self.queue is not None:
+            self.queue.put_nowait(event)
+
+    def delta(self, author: str, text: str) -> None:
+        """Stream a text fragment (never stored)."""
+        if self.queue is not None:
+            self.queue.put_nowait(Event(author=author, kind="delta", parts=[TextPart(text=text)]))
+
+    async def flush(self) -> list[Event]:
+        """Write buffered events in one transaction; return them as stored."""
+        if not self._buffer or self.store is None or self.session_id is None:
+            return []
+        events, self._buffer = self._buffer, []
+        stored = await self.store.append_events(self.session_id, events)
+        if self.queue is not None:
+            for event in stored:
+                self.queue.put_nowait(event)
+        return stored

@@ -1,0 +1,246 @@
+"""`State`: the live run, as every hook sees it, and the decisions hooks record on it.
+
+Hooks change the run only through this object. Flow control (`control`) and per-call
+decisions (`skip_tool`, `deny_tool`, `interrupt`) are recorded here and applied by the loop
+once every hook of the point has run; then the loop checks the conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
+
+from hookline.hooks import HookPoint
+from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.tools import to_content
+from hookline.usage import Usage
+
+if TYPE_CHECKING:
+    from hookline.agent import Agent
+
+__all__ = ["Control", "Decision", "State", "TrackedMessages"]
+
+
+class TrackedMessages(list[Message]):
+    """A list of messages that notes whether it was changed, so that the loop checks the
+    conversation only after a hook actually edited it."""
+
+    changed: bool = False
+
+    def _touch(self) -> None:
+        self.changed = True
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._touch()
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
+        self._touch()
+        super().__delitem__(index)
+
+    def __iadd__(self, values: Any) -> TrackedMessages:  # type: ignore[override]
+        self._touch()
+        return super().__iadd__(values)  # type: ignore[return-value]
+
+    def insert(self, index: SupportsIndex, value: Message) -> None:  # noqa: D102
+        self._touch()
+        super().insert(index, value)
+
+    def extend(self, values: Any) -> None:  # noqa: D102
+        self._touch()
+        super().extend(values)
+
+    def pop(self, index: SupportsIndex = -1) -> Message:  # noqa: D102
+        self._touch()
+        return super().pop(index)
+
+    def remove(self, value: Message) -> None:  # noqa: D102
+        self._touch()
+        super().remove(value)
+
+    def clear(self) -> None:  # noqa: D102
+        self._touch()
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:  # noqa: D102
+        self._touch()
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:  # noqa: D102
+        self._touch()
+        super().reverse()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a `before_tool` hook decided for one call."""
+
+    action: Literal["skip", "deny", "interrupt"]
+    result: ToolResultPart | None = None
+    reason: str = ""
+
+
+class Control:
+    """Flow-control requests from hooks; the loop reads them after each point."""
+
+    __slots__ = ("continue_requested", "exit_reason", "exit_requested", "rerun_requested")
+
+    def __init__(self) -> None:
+        self.exit_requested = False
+        self.exit_reason = ""
+        self.continue_requested = False
+        self.rerun_requested = False
+
+    def exit(self, reason: str = "") -> None:
+        """Stop the run once the hooks of this point have run (`stop_reason="hook_exit"`).
+
+        What this point precedes does not happen: from `before_llm` the model is not called,
+        from `before_tool` no tool runs (the calls are answered as not run).
+        """
+        self.exit_requested = True
+        self.exit_reason = reason
+
+    def continue_run(self) -> None:
+        """In `on_exit`: do not stop; call the model again."""
+        self.continue_requested = True
+
+    def rerun_llm(self) -> None:
+        """In `after_llm`: discard this response and call the model again."""
+        self.rerun_requested = True
+
+    def reset(self) -> None:
+        """Forget one-shot requests (continue, rerun) before a point runs."""
+        self.continue_requested = False
+        self.rerun_requested = False
+
+
+class State:
+    """The live run, passed to every hook.
+
+    Attributes:
+        messages: The live conversation the model will see; hooks may edit it.
+        data: A dict for the user's own keys, saved with the session.
+        control: Flow control: `exit(reason)`, `continue_run()`, `rerun_llm()`.
+        response: In `after_llm`: the model's message (may be edited or replaced).
+        tool_calls: In `before_tool`: the pending calls.
+        tool_call: In `after_tool`: the call that ran.
+        turn: The 1-based number of the current model call (0 in `before_run`).
+        usage: What the run has used so far.
+        agent: The running agent.
+        session_id: The session's id, or None.
+        point: The hook point now running.
+    """
+
+    __slots__ = (
+        "_decisions",
+        "_held",
+        "_hold_injections",
+        "_messages",
+        "_tool_result",
+        "agent",
+        "control",
+        "data",
+        "point",
+        "response",
+        "session_id",
+        "tool_call",
+        "tool_calls",
+        "turn",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        agent: Agent,
+        messages: list[Message],
+        *,
+        data: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self._messages = TrackedMessages(messages)
+        self.data: dict[str, Any] = data if data is not None else {}
+        self.session_id = session_id
+        self.control = Control()
+        self.usage = Usage()
+        self.turn = 0
+        self.point: HookPoint | None = None
+        self.response: Message | None = None
+        self.tool_calls: list[ToolCallPart] = []
+        self.tool_call: ToolCallPart | None = None
+        self._tool_result: ToolResultPart | None = None
+        self._decisions: dict[str, Decision] = {}
+        self._held: list[Message] = []
+        self._hold_injections = False
+
+    @property
+    def messages(self) -> TrackedMessages:
+        """The live conversation the model will see; hooks may edit it in place or replace it."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[Message]) -> None:
+        self._messages = TrackedMessages(value)
+        self._messages.changed = True
+
+    @property
+    def tool_result(self) -> ToolResultPart | None:
+        """In `after_tool`: the call's result. Assign a `ToolResultPart`, or any value as its content."""
+        return self._tool_result
+
+    @tool_result.setter
+    def tool_result(self, value: Any) -> None:
+        if self._tool_result is None or self.tool_call is None:
+            raise RuntimeError("state.tool_result can only be replaced in after_tool")
+        if not isinstance(value, ToolResultPart):
+            value = self._tool_result.model_copy(update={"content": to_content(value)})
+        elif value.call_id != self.tool_call.id:
+            raise ValueError(f"the new result answers call {value.call_id!r}, not {self.tool_call.id!r}")
+        self._tool_result = value
+
+    def inject(self, message: Message) -> None:
+        """Add `message` to the conversation at a safe place.
+
+        While tool calls await their results (from `after_llm` until the results are
+        recorded), the message waits and is placed right after those results; it never
+        lands between a call and its result.
+        """
+        if not isinstance(message, Message):
+            raise TypeError(f"inject() takes a Message, e.g. Message.user('...'), not {type(message).__name__}")
+        if self._hold_injections:
+            self._held.append(message)
+        else:
+            self._messages.append(message)
+
+    def skip_tool(self, call_id: str, result: Any) -> None:
+        """In `before_tool`: answer the call with `result` without running the tool."""
+        call = self._pending_call(call_id, "skip_tool")
+        part = result if isinstance(result, ToolResultPart) else None
+        if part is None:
+            part = ToolResultPart(call_id=call_id, content=to_content(result), name=call.name)
+        self._decisions[call_id] = Decision("skip", result=part)
+
+    def deny_tool(self, call_id: str, reason: str = "") -> None:
+        """In `before_tool`: refuse the call; the model is told it was denied, and why."""
+        call = self._pending_call(call_id, "deny_tool")
+        text = f"the call to {call.name} was denied" + (f": {reason}" if reason else "")
+        self._decisions[call_id] = Decision(
+            "deny", result=ToolResultPart(call_id=call_id, content=text, is_error=True, name=call.name), reason=reason
+        )
+
+    def interrupt(self, call_id: str, reason: str = "") -> None:
+        """In `before_tool`: pause the run for human approval of this call (needs a session to resume)."""
+        self._pending_call(call_id, "interrupt")
+        self._decisions[call_id] = Decision("interrupt", reason=reason)
+
+    def _pending_call(self, call_id: str, method: str) -> ToolCallPart:
+        if self.point is not HookPoint.BEFORE_TOOL:
+            raise RuntimeError(f"state.{method}() can only be called in before_tool, not in {self.point}")
+        for call in self.tool_calls:
+            if call.id == call_id:
+                return call
+        known = ", ".join(c.id for c in self.tool_calls)
+        raise ValueError(f"state.{method}({call_id!r}): no pending call has that id; pending: {known}")
+
+    def __repr__(self) -> str:
+        return f"State(point={self.point}, turn={self.turn}, messages={len(self._messages)})"

@@ -1,0 +1,68 @@
+"""Status lines, and the capture of log records emitted by tool code during a run.
+
+Log records are captured through one handler on the root logger that looks up the
+current tool call in a `ContextVar`. asyncio copies the context into every task, so a
+record lands in the run (and the call) whose code emitted it, never in a concurrent run.
+Records are created only at or above their logger's effective level, as usual in
+`logging`: configure the level (e.g. `logging.basicConfig(level=logging.INFO)`) to see
+INFO records from tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from hookline.messages import ToolCallPart, ToolResultPart
+
+__all__ = ["LogCapture", "describe_call", "describe_result", "install_log_capture"]
+
+_MAX_SHOWN = 200
+
+LogCapture = Callable[[logging.LogRecord], None]
+"""Receives each log record emitted while one tool call runs."""
+
+current_capture: ContextVar[LogCapture | None] = ContextVar("hookline_log_capture", default=None)
+
+
+class _ToolLogHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        capture = current_capture.get()
+        if capture is not None:
+            capture(record)
+
+
+_handler: _ToolLogHandler | None = None
+
+
+def install_log_capture() -> None:
+    """Add the capturing handler to the root logger (once per process)."""
+    global _handler
+    if _handler is None:
+        _handler = _ToolLogHandler(level=logging.NOTSET)
+        logging.getLogger().addHandler(_handler)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def describe_call(call: ToolCallPart, *, inputs: bool) -> str:
+    """`running add(a=1, b=2)`, or `running add` without inputs."""
+    if not inputs:
+        return f"running {call.name}"
+    if isinstance(call.arguments, str):
+        return f"running {call.name}({_short(call.arguments)})"
+    shown = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    return f"running {call.name}({_short(shown)})"
+
+
+def describe_result(result: ToolResultPart, *, outputs: bool) -> str:
+    """`add returned 3`, `add failed: ...`, or without outputs `add returned`."""
+    name = result.name or "tool"
+    if result.is_error:
+        return f"{name} failed: {_short(result.content)}" if outputs else f"{name} failed"
+    return f"{name} returned {_short(result.content)}" if outputs else f"{name} returned"

@@ -1,0 +1,259 @@
+"""Tools: Python functions a model may call.
+
+`@tool` turns a plain or async function into a `Tool`: its name, its description (the
+docstring's first paragraph), and a JSON schema built from its type hints, with each
+argument described by the docstring's `Args:` section. Arguments are validated against
+that schema before the call; every failure becomes an error result for the model, never
+an exception out of the run.
+
+A synchronous tool runs in the event loop, as a plain function call, unless it is marked
+`@tool(thread=True)`: most tools are quick, and a worker thread costs more than they do.
+Mark tools that block (file or network I/O) or write them as `async def`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable
+from typing import Any, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_core import to_json
+
+from hookline.errors import ConfigError, ToolError
+from hookline.messages import ToolCallPart, ToolResultPart
+from hookline.models import ToolSpec
+
+__all__ = ["Tool", "ToolFunction", "tool", "as_tool"]
+
+ToolFunction = Callable[..., Any]
+"""A plain or async function usable as a tool."""
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
+_SECTION_HEADER = re.compile(r"^\s*[A-Z][A-Za-z ]*:\s*$")
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\(.*?\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The description (first paragraph) and per-argument descriptions of a Google docstring."""
+    lines = inspect.cleandoc(doc).splitlines() if doc else []
+    description: list[str] = []
+    args: dict[str, str] = {}
+    in_args = False
+    current = ""
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        if in_args and _SECTION_HEADER.match(line):
+            in_args = False
+        if in_args:
+            match = _ARG_LINE.match(line)
+            if match and (len(line) - len(line.lstrip())) <= 4:
+                current = match.group(1).lstrip("*")
+                args[current] = match.group(2).strip()
+            elif current and line.strip():
+                args[current] = f"{args[current]} {line.strip()}".strip()
+        elif not args and (line.strip() or not description):
+            description.append(line.strip())
+        elif not line.strip() and description:
+            in_args = False
+    text = " ".join(part for part in "\n".join(description).split("\n\n")[0].split("\n") if part)
+    return text.strip(), args
+
+
+class Tool:
+    """A function the model can call, with its schema and argument validation.
+
+    Build one with `@tool` (or pass a plain function to `Agent(tools=...)`).
+
+    Attributes:
+        name: The name the model calls it by.
+        description: What it does, for the model.
+        function: The wrapped function.
+        parameters: The JSON schema of its arguments.
+    """
+
+    __slots__ = ("_arguments_model", "_is_async", "_spec", "_thread", "description", "function", "name", "parameters")
+
+    def __init__(
+        self,
+        function: ToolFunction,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        thread: bool = False,
+    ) -> None:
+        if not callable(function):
+            raise ConfigError(f"a tool must be a function, not {type(function).__name__}")
+        self.function = function
+        self.name = name or getattr(function, "__name__", "")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
+            raise ConfigError(
+                f"invalid tool name {self.name!r}: use 1-64 letters, digits, '_' or '-' (pass name=... to @tool)"
+            )
+        doc_description, arg_docs = _parse_docstring(inspect.getdoc(function) or "")
+        self.description = description if description is not None else doc_description
+        self._arguments_model = _arguments_model(function, self.name, arg_docs)
+        self.parameters = _schema(self._arguments_model)
+        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+            getattr(function, "__call__", None)  # noqa: B004 - a callable object with an async __call__
+        )
+        self._thread = thread
+        self._spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r})"
+
+    @property
+    def concurrent(self) -> bool:
+        """Whether calls to this tool can overlap (async, or run in a thread)."""
+        return self._is_async or self._thread
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as a model sees it."""
+        return self._spec
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments checked against the schema and converted to the hinted types.
+
+        Raises:
+            pydantic.ValidationError: an argument is missing, unexpected or of the wrong type.
+        """
+        return dict(self._arguments_model.model_validate(arguments).__dict__)
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        """Validate `arguments` and call the function with them; return what it returns."""
+        kwargs = self.validate(arguments)
+        if self._is_async:
+            return await self.function(**kwargs)
+        if self._thread:
+            return await asyncio.to_thread(self.function, **kwargs)
+        return self.function(**kwargs)
+
+    async def answer(self, call: ToolCallPart) -> ToolResultPart:
+        """Run `call` and turn whatever happens into a result; never raises `Exception`."""
+        arguments = call.arguments
+        if isinstance(arguments, str):
+            try:
+                arguments = _decode_arguments(arguments)
+            except ValueError as exc:
+                return error_result(call, f"the arguments for {self.name} are not a valid JSON object: {exc}")
+        try:
+            value = await self.call(arguments)
+        except ValidationError as exc:
+            return error_result(call, f"invalid arguments for {self.name}: {_describe(exc)}")
+        except ToolError as exc:
+            return error_result(call, str(exc))
+        except Exception as exc:  # a tool's failure goes back to the model; the run goes on
+            return error_result(call, f"{self.name} failed: {type(exc).__name__}: {exc}")
+        return ToolResultPart(call_id=call.id, content=to_content(value), name=self.name)
+
+
+def _decode_arguments(raw: str) -> dict[str, Any]:
+    value = json.loads(raw) if raw.strip() else {}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(loc) for loc in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']} (got {item.get('input')!r})")
+    return "; ".join(problems)
+
+
+def error_result(call: ToolCallPart, message: str) -> ToolResultPart:
+    """An `is_error` result answering `call` with `message`."""
+    return ToolResultPart(call_id=call.id, content=message, is_error=True, name=call.name)
+
+
+def to_content(value: Any) -> str:
+    """A tool's return value as result text: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return to_json(value, fallback=str).decode()
+
+
+def _arguments_model(function: ToolFunction, name: str, arg_docs: dict[str, str]) -> type[BaseModel]:
+    try:
+        signature = inspect.signature(function)
+        hints = _type_hints(function)
+    except (TypeError, ValueError, NameError) as exc:
+        raise ConfigError(f"cannot read the signature of tool {name!r}: {exc}") from exc
+    fields: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ConfigError(f"tool {name!r} cannot take *{param.name}: give every argument a name and a type")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
+    config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
+    try:
+        return create_model(f"{name}_arguments", __config__=config, **fields)
+    except Exception as exc:
+        raise ConfigError(f"tool {name!r} has an argument type hookline cannot describe as JSON: {exc}") from exc
+
+
+def _type_hints(function: ToolFunction) -> dict[str, Any]:
+    target = function if inspect.isfunction(function) or inspect.ismethod(function) else type(function).__call__
+    return typing.get_type_hints(target)
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+@overload
+def tool(function: ToolFunction, /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, thread: bool = False
+) -> Callable[[ToolFunction], Tool]: ...
+
+
+def tool(
+    function: ToolFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    thread: bool = False,
+) -> Tool | Callable[[ToolFunction], Tool]:
+    """Make a function a tool: `@tool`, or `@tool(name=..., description=..., thread=True)`.
+
+    Args:
+        function: The function (when used as a bare decorator).
+        name: The name the model calls it by (default: the function's name).
+        description: What it does (default: the docstring's first paragraph).
+        thread: Run a synchronous function in a worker thread (for tools that block).
+    """
+    if function is not None:
+        return Tool(function, name=name, description=description, thread=thread)
+    return lambda f: Tool(f, name=name, description=description, thread=thread)
+
+
+def as_tool(item: Tool | ToolFunction) -> Tool:
+    """`item` as a `Tool`: tools pass through, functions are wrapped."""
+    if isinstance(item, Tool):
+        return item
+    if callable(item):
+        return Tool(item)
+    raise ConfigError(f"tools must be functions or Tool objects (from @tool), not {type(item).__name__}")
+
+
