@@ -23,7 +23,7 @@ from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hooks import BoundHook, HookPoint, call_optional, normalize_hooks
 from hookline.messages import Message, TextPart
-from hookline.models import Model, resolve_model
+from hookline.models import Model, ToolSpec, resolve_model
 from hookline.sessions import SessionStore
 from hookline.tools import Tool, ToolFunction, as_tool
 from hookline.types import StopReason
@@ -139,6 +139,7 @@ class Agent:
         self.output_type = output_type
         self.output_adapter: TypeAdapter[Any] | None = _output_adapter(output_type)
         self._static_tools, self._tool_picker = _normalize_tools(tools)
+        self._static_specs = [t.spec for t in self._static_tools.values()]
         self._warm = False
         self._tool_cache: dict[int, Tool] = {}
 
@@ -171,6 +172,12 @@ class Agent:
             resolved = item if isinstance(item, Tool) else self._cached_tool(item)
             tools[resolved.name] = resolved
         return tools
+
+    def specs_for(self, tools: dict[str, Tool]) -> list[ToolSpec]:
+        """The specs of `tools`, as a model request carries them."""
+        if tools is self._static_tools:
+            return list(self._static_specs)
+        return [t.spec for t in tools.values()]
 
     def _cached_tool(self, function: ToolFunction) -> Tool:
         key = id(function)

@@ -86,6 +86,7 @@ class Run:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._log_tail: list[Event] = []
+        self._system: Message | None = None
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -195,7 +196,7 @@ class Run:
         if self.stop_reason is not None:
             return None
         self.tools = self.agent.tools_for(state) if offer_tools else {}
-        request = ModelRequest(messages=self._prompt_messages(), tools=[t.spec for t in self.tools.values()])
+        request = ModelRequest(messages=self._prompt_messages(), tools=self.agent.specs_for(self.tools))
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
         self._status("agent", lambda: f"turn {state.turn}: calling model")
@@ -220,8 +221,11 @@ class Run:
         instructions = self.agent.instructions
         if instructions is None:
             return list(self.state.messages)
-        text = instructions if isinstance(instructions, str) else instructions(self.state)
-        return [Message.system(text), *self.state.messages]
+        if isinstance(instructions, str):
+            if self._system is None:
+                self._system = Message.system(instructions)
+            return [self._system, *self.state.messages]
+        return [Message.system(instructions(self.state)), *self.state.messages]
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model
@@ -265,15 +269,19 @@ class Run:
             self._append_results([d.result if d and d.result else error_result(c, _NOT_RUN)
                                   for c, d in ((c, decisions.get(c.id)) for c in calls)])
             return
-        to_run = [c for c in calls if c.id not in decisions]
-        for call in to_run:
-            self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
-                         author=call.name, call_id=call.id, started=True, force=self.session is not None)
-        await self.recorder.flush()
+        to_run = [c for c in calls if c.id not in decisions] if decisions else calls
+        if self.recorder.active:
+            for call in to_run:
+                self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
+                             author=call.name, call_id=call.id, started=True, force=True)
+            await self.recorder.flush()
         ran = dict(zip((c.id for c in to_run), await self._run_calls(to_run), strict=True))
         results = await self._after_tools(calls, decisions, ran)
         self._append_results(results)
-        self._record_interruptions(calls, decisions)
+        if any(d.action == "interrupt" for d in decisions.values()):
+            self._record_interruptions(calls, decisions)
+        else:
+            self._release_injections()
 
     async def _run_calls(self, calls: list[ToolCallPart]) -> list[ToolResultPart]:
         if len(calls) < 2 or self.agent.tool_concurrency == 1 or not any(
@@ -340,10 +348,7 @@ class Run:
             self.interruptions.append(item)
             self._status("agent", lambda i=item: f"paused {i.name} for approval" + (f": {i.reason}" if i.reason else ""),
                          force=True, interrupted=item.model_dump())
-        if self.interruptions:
-            self.stop_reason = "interrupted"
-        else:
-            self._release_injections()
+        self.stop_reason = "interrupted"
 
     # -- ending: answers, turn limits, resume ----------------------------------------------
 
@@ -423,8 +428,7 @@ class Run:
                             hook=hook_name, point=point.value)
 
     def _append(self, message: Message, *, author: str | None) -> None:
-        self.state.messages.append(message)
-        self.state.messages.changed = False
+        list.append(self.state.messages, message)  # the loop's own appends need no check
         self.new_messages.append(message)
         if author is not None and self.recorder.active:
             self.recorder.add(Event.from_message(message, author))
@@ -432,9 +436,10 @@ class Run:
     def _append_results(self, results: list[ToolResultPart]) -> None:
         self.state.usage.tool_calls += len(results)
         for result in results:
-            self._append(Message(role="tool", parts=[result]), author=result.name or "tool")
-            self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
-                         author=result.name or "tool", call_id=result.call_id)
+            self._append(Message.model_construct(role="tool", parts=[result]), author=result.name or "tool")
+            if self._status_on["tool"]:
+                self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
+                             author=result.name or "tool", call_id=result.call_id)
 
     def _release_injections(self) -> None:
         state = self.state

@@ -42,6 +42,10 @@ class TrackedMessages(list[Message]):
         self._touch()
         return super().__iadd__(values)  # type: ignore[return-value]
 
+    def append(self, value: Message) -> None:  # noqa: D102
+        self._touch()
+        super().append(value)
+
     def insert(self, index: SupportsIndex, value: Message) -> None:  # noqa: D102
         self._touch()
         super().insert(index, value)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic.dataclasses import dataclass
 
 __all__ = ["Usage"]
 
 
-class Usage(BaseModel):
-    """What a run (or one model call) used."""
+@dataclass(slots=True)
+class Usage:
+    """What a run (or one model call) used.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    A pydantic dataclass rather than a model: the loop updates its counters on every turn,
+    and plain attribute assignment keeps that cheap.
+    """
+
     input_tokens: int = 0
     """Prompt tokens the provider counted."""
     output_tokens: int = 0
