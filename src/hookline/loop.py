@@ -396,6 +396,7 @@ class Run:
             self.output, self.stop_reason = (last.text if last else ""), "completed"
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail, _DIED)
+        self.tools = self.agent.tools_for(self.state)
         await self._tool_turn(pending, preset)
 
     # -- small shared steps ----------------------------------------------------------------
