@@ -87,6 +87,8 @@ class Run:
         self._loop_thread = 0
         self._log_tail: list[Event] = []
         self._system: Message | None = None
+        self._turn_calls: list[ToolCallPart] = []
+        self._ran: dict[str, ToolResultPart] = {}
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -117,6 +119,7 @@ class Run:
         if self.session is not None:
             await self._load_session()
         if self.prompt is not None:
+            self._close_dangling_calls()
             await self._record_prompt(self.prompt)
         await self._hooks(HookPoint.BEFORE_RUN)
         if self.approvals is not None and self.stop_reason is None:
@@ -135,6 +138,8 @@ class Run:
             await self._answered(message)
 
     async def _end(self, failed: bool) -> None:
+        if failed:
+            self._close_open_calls()
         self.state.point = HookPoint.AFTER_RUN
         try:
             if not failed or self.agent.hooks.get(HookPoint.AFTER_RUN):
@@ -162,8 +167,13 @@ class Run:
         prompt_events = [e for e in session.events if e.kind == "message" and not e.partial]
         self.state.messages.extend(e.to_message() for e in prompt_events)
         self._log_tail = session.events
-        if self.prompt is not None:
-            self._close_dangling_calls()
+
+    def _close_open_calls(self) -> None:
+        """After a failure: answer the calls left open (with their results, where they ran)."""
+        calls = open_calls(self.state.messages)
+        self._append_results([self._ran.get(c.id) or error_result(c, "not run: the run failed") for c in calls])
+        self._turn_calls = []
+        self._release_injections()
 
     def _close_dangling_calls(self) -> None:
         """A new prompt on a log whose last calls never got results: answer them as not run."""
@@ -204,9 +214,9 @@ class Run:
         response = await self._ask(request)
         state.response = response.to_message()
         state._hold_injections = True
+        state.control.rerun_requested = False
         await self._hooks(HookPoint.AFTER_LLM)
-        message = self._checked_response()
-        state.response = None
+        message, state.response = state.response, None
         if state.control.rerun_requested and self.stop_reason is None:
             self._release_injections()
             return None
@@ -215,6 +225,7 @@ class Run:
             self._release_injections()
         elif self.stop_reason is not None:
             self._append_results([error_result(c, _NOT_RUN) for c in message.tool_calls])
+            self._release_injections()
         return None if self.stop_reason is not None else message
 
     def _prompt_messages(self) -> list[Message]:
@@ -248,19 +259,13 @@ class Run:
                 return item.response
         raise ModelError("the model's stream ended without a response", provider=self.agent.model.provider)
 
-    def _checked_response(self) -> Message:
-        message = self.state.response
-        if not isinstance(message, Message) or message.role != "assistant":
-            raise HookError(
-                "state.response must be an assistant Message after after_llm", hook="(after_llm)", point="after_llm"
-            )
-        return message
-
     # -- one tool turn ---------------------------------------------------------------------
 
     async def _tool_turn(self, calls: list[ToolCallPart], preset: dict[str, Decision] | None = None) -> None:
         state = self.state
         state.tool_calls, state._decisions = list(calls), dict(preset or {})
+        state._hold_injections = True
+        self._turn_calls, self._ran = calls, {}
         if preset is None:
             await self._hooks(HookPoint.BEFORE_TOOL)
         state.tool_calls = []
@@ -268,6 +273,8 @@ class Run:
         if self.stop_reason is not None:
             self._append_results([d.result if d and d.result else error_result(c, _NOT_RUN)
                                   for c, d in ((c, decisions.get(c.id)) for c in calls)])
+            self._turn_calls = []
+            self._release_injections()
             return
         to_run = [c for c in calls if c.id not in decisions] if decisions else calls
         if self.recorder.active:
@@ -275,9 +282,10 @@ class Run:
                 self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
                              author=call.name, call_id=call.id, started=True, force=True)
             await self.recorder.flush()
-        ran = dict(zip((c.id for c in to_run), await self._run_calls(to_run), strict=True))
+        self._ran = ran = dict(zip((c.id for c in to_run), await self._run_calls(to_run), strict=True))
         results = await self._after_tools(calls, decisions, ran)
         self._append_results(results)
+        self._turn_calls = []
         if any(d.action == "interrupt" for d in decisions.values()):
             self._record_interruptions(calls, decisions)
         else:
@@ -348,6 +356,10 @@ class Run:
             self.interruptions.append(item)
             self._status("agent", lambda i=item: f"paused {i.name} for approval" + (f": {i.reason}" if i.reason else ""),
                          force=True, interrupted=item.model_dump())
+        held, self.state._held = self.state._held, []
+        for message in held:  # they join the conversation once the paused calls are answered
+            self._status("agent", lambda: "a hook's message waits for the paused calls", force=True,
+                         held_message=message.model_dump(mode="json"))
         self.stop_reason = "interrupted"
 
     # -- ending: answers, turn limits, resume ----------------------------------------------
@@ -388,7 +400,7 @@ class Run:
             self.stop_reason = "max_turns"
 
     async def _resume_calls(self) -> None:
-        from hookline.resume import plan_resume
+        from hookline.resume import held_messages, plan_resume
 
         pending = open_calls(self.state.messages)
         if not pending:
@@ -397,6 +409,7 @@ class Run:
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail, _DIED)
         self.tools = self.agent.tools_for(self.state)
+        self.state._held.extend(held_messages(self._log_tail))
         await self._tool_turn(pending, preset)
 
     # -- small shared steps ----------------------------------------------------------------
@@ -407,23 +420,36 @@ class Run:
             return
         state = self.state
         state.point = point
-        state.control.rerun_requested = False
         for bound in hooks:
+            response = state.response
             try:
                 await bound(state)
             except Exception as exc:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
-            if state.messages.changed:
+            if state.messages.changed or state.response is not response:
                 self._check_conversation(bound.name, point)
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
+        if not state._hold_injections:
+            self._release_injections()
 
     def _check_conversation(self, hook_name: str, point: HookPoint) -> None:
+        """The conversation as the model will get it must stay valid after each hook."""
         state = self.state
         state.messages.changed = False
-        open_tail = point in (HookPoint.BEFORE_TOOL, HookPoint.AFTER_TOOL)
-        problem = conversation_problem(state.messages, allow_open_tail=open_tail)
+        upcoming: list[Message] = [
+            Message.model_construct(role="tool", parts=[ToolResultPart.model_construct(call_id=c.id, content="")])
+            for c in self._turn_calls
+        ]
+        if point is HookPoint.AFTER_LLM:
+            response = state.response
+            if not isinstance(response, Message) or response.role != "assistant":
+                problem: str | None = f"state.response must be an assistant Message, not {response!r:.80}"
+            else:
+                problem = conversation_problem([*state.messages, response], allow_open_tail=True)
+        else:
+            problem = conversation_problem([*state.messages, *upcoming])
         if problem:
             raise HookError(f"hook {hook_name!r} at {point.value} broke the conversation: {problem}",
                             hook=hook_name, point=point.value)

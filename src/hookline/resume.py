@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hookline.events import Event
-from hookline.messages import ToolCallPart, ToolResultPart
+from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.state import Decision
 
-__all__ = ["plan_resume"]
+__all__ = ["held_messages", "plan_resume"]
 
 
 def plan_resume(
     pending: Sequence[ToolCallPart], approvals: Mapping[str, bool | str], log: Sequence[Event], died_reason: str
 ) -> dict[str, Decision]:
     """Decisions for the pending calls: approved calls are left out (they run)."""
-    started, reasons = _call_history(log)
+    started, reasons = _call_history(_since_last_calls(log))
     decisions: dict[str, Decision] = {}
     for call in pending:
         answer = approvals.get(call.id)
@@ -36,6 +36,24 @@ def plan_resume(
         result = ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
         decisions[call.id] = Decision("deny", result=result, reason=reason)
     return decisions
+
+
+def held_messages(log: Sequence[Event]) -> list[Message]:
+    """Messages hooks injected while the calls were paused, to place after their results."""
+    return [
+        Message.model_validate(e.metadata["held_message"])
+        for e in _since_last_calls(log)
+        if e.kind == "status" and "held_message" in e.metadata
+    ]
+
+
+def _since_last_calls(log: Sequence[Event]) -> Sequence[Event]:
+    """The events after the last assistant message that made tool calls."""
+    for index in range(len(log) - 1, -1, -1):
+        event = log[index]
+        if event.kind == "message" and event.role == "assistant" and any(p.type == "tool_call" for p in event.parts):
+            return log[index + 1 :]
+    return log
 
 
 def _call_history(log: Sequence[Event]) -> tuple[set[str], dict[str, str]]:

@@ -203,24 +203,25 @@ class State:
         self._tool_result = value
 
     def inject(self, message: Message) -> None:
-        """Add `message` to the conversation at a safe place.
+        """Add `message` to the conversation at a safe place, and to the run's record.
 
-        While tool calls await their results (from `after_llm` until the results are
-        recorded), the message waits and is placed right after those results; it never
-        lands between a call and its result.
+        The message joins `messages` once the hooks of the current point have run. While
+        tool calls await their results (from `after_llm` until the results are recorded),
+        it waits and is placed right after those results: it never lands between a call
+        and its result.
         """
         if not isinstance(message, Message):
             raise TypeError(f"inject() takes a Message, e.g. Message.user('...'), not {type(message).__name__}")
-        if self._hold_injections:
-            self._held.append(message)
-        else:
-            self._messages.append(message)
+        self._held.append(message)
 
     def skip_tool(self, call_id: str, result: Any) -> None:
         """In `before_tool`: answer the call with `result` without running the tool."""
         call = self._pending_call(call_id, "skip_tool")
-        part = result if isinstance(result, ToolResultPart) else None
-        if part is None:
+        if isinstance(result, ToolResultPart):
+            if result.call_id != call_id:
+                raise ValueError(f"skip_tool({call_id!r}) was given a result answering call {result.call_id!r}")
+            part = result
+        else:
             part = ToolResultPart(call_id=call_id, content=to_content(result), name=call.name)
         self._decisions[call_id] = Decision("skip", result=part)
 

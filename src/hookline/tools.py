@@ -42,28 +42,34 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """The description (first paragraph) and per-argument descriptions of a Google docstring."""
     lines = inspect.cleandoc(doc).splitlines() if doc else []
     description: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION_HEADER.match(line):
+            break
+        description.append(line.strip())
+    return " ".join(description), _parse_args_section(lines)
+
+
+def _parse_args_section(lines: list[str]) -> dict[str, str]:
     args: dict[str, str] = {}
-    in_args = False
+    header_indent: int | None = None
+    entry_indent: int | None = None
     current = ""
     for line in lines:
-        if _ARGS_HEADER.match(line):
-            in_args = True
+        depth = len(line) - len(line.lstrip())
+        if header_indent is None:
+            header_indent = depth if _ARGS_HEADER.match(line) else None
             continue
-        if in_args and _SECTION_HEADER.match(line):
-            in_args = False
-        if in_args:
-            match = _ARG_LINE.match(line)
-            if match and (len(line) - len(line.lstrip())) <= 4:
-                current = match.group(1).lstrip("*")
-                args[current] = match.group(2).strip()
-            elif current and line.strip():
-                args[current] = f"{args[current]} {line.strip()}".strip()
-        elif not args and (line.strip() or not description):
-            description.append(line.strip())
-        elif not line.strip() and description:
-            in_args = False
-    text = " ".join(part for part in "\n".join(description).split("\n\n")[0].split("\n") if part)
-    return text.strip(), args
+        if not line.strip():
+            continue
+        if depth <= header_indent:
+            break  # the next section
+        match = _ARG_LINE.match(line)
+        if match and depth == (entry_indent if entry_indent is not None else depth):
+            entry_indent, current = depth, match.group(1).lstrip("*")
+            args[current] = match.group(2).strip()
+        elif current:
+            args[current] = f"{args[current]} {line.strip()}"
+    return args
 
 
 class Tool:
@@ -204,9 +210,18 @@ def _arguments_model(function: ToolFunction, name: str, arg_docs: dict[str, str]
         raise ConfigError(f"tool {name!r} has an argument type hookline cannot describe as JSON: {exc}") from exc
 
 
+class _ParameterAnnotations:
+    """The annotations of a function without its return type, which a tool never needs
+    (and which may name a type defined where `get_type_hints` cannot see it)."""
+
+    def __init__(self, function: Any) -> None:
+        self.__annotations__ = {k: v for k, v in getattr(function, "__annotations__", {}).items() if k != "return"}
+        self.__globals__ = getattr(function, "__globals__", {})
+
+
 def _type_hints(function: ToolFunction) -> dict[str, Any]:
     target = function if inspect.isfunction(function) or inspect.ismethod(function) else type(function).__call__
-    return typing.get_type_hints(target)
+    return typing.get_type_hints(_ParameterAnnotations(inspect.unwrap(target)))
 
 
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
