@@ -25,7 +25,7 @@ from hookline.hooks import BoundHook, HookPoint, call_optional, normalize_hooks
 from hookline.messages import Message, TextPart
 from hookline.models import Model, ToolSpec, resolve_model
 from hookline.sessions import SessionStore
-from hookline.tools import Tool, ToolFunction, as_tool
+from hookline.tools import Tool, ToolFunction, as_tool, to_content
 from hookline.types import StopReason
 from hookline.usage import Usage
 
@@ -119,7 +119,8 @@ class Agent:
     ) -> None:
         _check(isinstance(name, str) and bool(name.strip()), f"name must be a non-empty string, not {name!r}")
         _check(_positive(max_turns), f"max_turns must be a positive integer, not {max_turns!r}")
-        _check(on_max_turns in ("raise", "final_answer"), f"on_max_turns must be 'raise' or 'final_answer', not {on_max_turns!r}")
+        _check(on_max_turns in ("raise", "final_answer"),
+               f"on_max_turns must be 'raise' or 'final_answer', not {on_max_turns!r}")
         _check(_positive(tool_concurrency), f"tool_concurrency must be a positive integer, not {tool_concurrency!r}")
         _check(instructions is None or isinstance(instructions, str) or callable(instructions),
                f"instructions must be a string or a function of the state, not {type(instructions).__name__}")
@@ -214,9 +215,9 @@ class Agent:
     def as_tool(self, name: str, description: str) -> Tool:
         """This agent as a tool of another agent: one argument `input: str`, its output the result."""
 
-        async def ask(input: str) -> str:  # noqa: A002 - the argument's name is part of the contract
+        async def ask(input: str) -> str:
             result = await self.prompt(input)
-            return result.output if isinstance(result.output, str) else TypeAdapter(Any).dump_json(result.output).decode()
+            return to_content(result.output)
 
         return Tool(ask, name=name, description=description)
 

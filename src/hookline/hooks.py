@@ -77,7 +77,7 @@ def hook(function: Callable[[State], Any] | None = None, /, *, name: str | None 
     def wrap(f: Callable[[State], Any]) -> FunctionHook:
         if not callable(f):
             raise ConfigError(f"@hook needs a function taking the state, not {type(f).__name__}")
-        return FunctionHook(f, name or getattr(f, "__qualname__", type(f).__name__))
+        return FunctionHook(f, name or str(getattr(f, "__qualname__", type(f).__name__)))
 
     return wrap(function) if function is not None else wrap
 

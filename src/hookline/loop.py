@@ -354,11 +354,11 @@ class Run:
                 continue
             item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason)
             self.interruptions.append(item)
-            self._status("agent", lambda i=item: f"paused {i.name} for approval" + (f": {i.reason}" if i.reason else ""),
-                         force=True, interrupted=item.model_dump())
+            text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
+            self._status("agent", text, force=True, interrupted=item.model_dump())
         held, self.state._held = self.state._held, []
         for message in held:  # they join the conversation once the paused calls are answered
-            self._status("agent", lambda: "a hook's message waits for the paused calls", force=True,
+            self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))
         self.stop_reason = "interrupted"
 
@@ -393,7 +393,8 @@ class Run:
         if self.agent.on_max_turns == "final_answer":
             message = await self._model_turn(offer_tools=False)
             if message is not None and message.tool_calls:
-                self._append_results([error_result(c, "no turns left: answer without tools") for c in message.tool_calls])
+                self._append_results([error_result(c, "no turns left: answer without tools")
+                                      for c in message.tool_calls])
             if message is not None:
                 self.output = message.text
         if self.stop_reason is None:
@@ -475,10 +476,12 @@ class Run:
         for message in held:
             self._append(message, author="hook")
 
-    def _status(self, source: StatusSource, text: Callable[[], str], *, author: str | None = None,
+    def _status(self, source: StatusSource, text: str | Callable[[], str], *, author: str | None = None,
                 force: bool = False, **metadata: Any) -> None:
+        """Record a status line; `text` may be a function, so that nobody builds unwanted lines."""
         if self._status_on[source] or (force and self.recorder.store is not None):
-            self.recorder.add(Event.status(author or self.agent.name, source, text(), **metadata))
+            line = text if isinstance(text, str) else text()
+            self.recorder.add(Event.status(author or self.agent.name, source, line, **metadata))
 
     def _result(self) -> RunResult:
         from hookline.agent import RunResult

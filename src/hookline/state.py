@@ -22,8 +22,10 @@ __all__ = ["Control", "Decision", "State", "TrackedMessages"]
 
 
 class TrackedMessages(list[Message]):
-    """A list of messages that notes whether it was changed, so that the loop checks the
-    conversation only after a hook actually edited it."""
+    """A list of messages that notes whether it was changed.
+
+    The loop checks the conversation only after a hook actually edited it.
+    """
 
     changed: bool = False
 
@@ -38,9 +40,10 @@ class TrackedMessages(list[Message]):
         self._touch()
         super().__delitem__(index)
 
-    def __iadd__(self, values: Any) -> TrackedMessages:  # type: ignore[override]
+    def __iadd__(self, values: Any) -> TrackedMessages:  # type: ignore[override,misc]
         self._touch()
-        return super().__iadd__(values)  # type: ignore[return-value]
+        super().__iadd__(values)
+        return self
 
     def append(self, value: Message) -> None:  # noqa: D102
         self._touch()

@@ -97,7 +97,7 @@ class Tool:
         if not callable(function):
             raise ConfigError(f"a tool must be a function, not {type(function).__name__}")
         self.function = function
-        self.name = name or getattr(function, "__name__", "")
+        self.name: str = name or str(getattr(function, "__name__", ""))
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
             raise ConfigError(
                 f"invalid tool name {self.name!r}: use 1-64 letters, digits, '_' or '-' (pass name=... to @tool)"
@@ -211,8 +211,11 @@ def _arguments_model(function: ToolFunction, name: str, arg_docs: dict[str, str]
 
 
 class _ParameterAnnotations:
-    """The annotations of a function without its return type, which a tool never needs
-    (and which may name a type defined where `get_type_hints` cannot see it)."""
+    """The annotations of a function without its return type.
+
+    A tool never needs the return type, and it may name a type that `get_type_hints`
+    cannot see (one defined inside a function).
+    """
 
     def __init__(self, function: Any) -> None:
         self.__annotations__ = {k: v for k, v in getattr(function, "__annotations__", {}).items() if k != "return"}

@@ -13,7 +13,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
-import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 

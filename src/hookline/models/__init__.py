@@ -128,7 +128,7 @@ class Model(ABC):
             yield TextDelta(response.text)
         yield ResponseDone(response)
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional to override: the default is a no-op
         """Release connections; the default does nothing."""
 
     async def __aenter__(self) -> Model:

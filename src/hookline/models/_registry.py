@@ -61,7 +61,9 @@ def resolve_model(spec: str | Model) -> Model:
     prefix, sep, name = spec.partition(":")
     known = ", ".join(sorted(_known_prefixes())) or "(none installed)"
     if not sep or not name:
-        raise ConfigError(f"model {spec!r} must look like 'provider:model', e.g. 'openai:gpt-4o-mini'; known providers: {known}")
+        raise ConfigError(
+            f"model {spec!r} must look like 'provider:model', e.g. 'openai:gpt-4o-mini'; known providers: {known}"
+        )
     factory = _load(prefix)
     if factory is None:
         raise ConfigError(f"unknown model provider {prefix!r} in {spec!r}; known providers: {known}")

@@ -1,0 +1,176 @@
+"""The `hookline` command line: a thin layer of typer commands over the library.
+
+```
+hookline run "What is 2+3? Use the add tool."      answer on stdout, status on stderr
+hookline chat [--session ID]                       a REPL on a session
+hookline serve module:agent [--host --port --db]   the HTTP server
+hookline sessions list | show ID | rm ID | export ID
+```
+
+Exit codes, for scripts:
+
+| code | meaning |
+|---|---|
+| 0 | ok |
+| 1 | the run failed: a model, hook or store error, or `--max-turns` model calls without an answer |
+| 2 | usage or configuration error: a bad option, an unknown model provider, no model available |
+| 3 | session not found, or busy with another run |
+| 4 | the run stopped to ask approval for a tool call (`stop_reason == "interrupted"`) |
+| 130 | interrupted with Ctrl-C |
+
+An error is reported as one line on stderr (`error: ...`); `--debug` adds the traceback.
+The commands' work lives in `hookline._cli`, one module per command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from hookline._cli.exits import ExitCode, report_errors
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="hookline",
+    help="Run LLM agents as a tool loop whose every step is an event in a durable session log.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+sessions_app = typer.Typer(help="List, show, delete and export stored sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+Model = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="'provider:model', e.g. openai:gpt-4o-mini [default: $HOOKLINE_MODEL, "
+                 "else openai:gpt-4o-mini when $OPENAI_API_KEY is set, else local:smollm2]", show_default=False),
+]
+AgentRef = Annotated[
+    str | None,
+    typer.Option("--agent", "-a", help="Run your Agent instead of the default one: 'module:attribute'.",
+                 show_default=False),
+]
+Db = Annotated[
+    str | None,
+    typer.Option("--db", help="Session store: a SQLite file or a postgresql:// URL [default: "
+                 "$HOOKLINE_DATABASE_URL, else $HOOKLINE_DB, else ./hookline.db]", show_default=False),
+]
+MaxTurns = Annotated[int | None, typer.Option("--max-turns", min=1, help="Model calls allowed in this run.")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")]
+SessionId = Annotated[str, typer.Argument(metavar="ID", help="The session's id.")]
+
+
+@app.command()
+def run(
+    prompt: Annotated[str, typer.Argument(help="The prompt; '-' reads it from stdin.")],
+    model: Model = None,
+    agent: AgentRef = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="Record the run in this session.")] = None,
+    db: Db = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the run's events as JSON lines instead of the answer.")]
+    = False,
+    max_turns: MaxTurns = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status lines on stderr.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Run one prompt: the answer on stdout, live status lines on stderr."""
+    from hookline._cli.run import RunOptions, run_command
+
+    options = RunOptions(prompt, agent, model, session, db, json, max_turns, quiet)
+    with report_errors(debug=debug):
+        _exit(run_command(options))
+
+
+@app.command()
+def chat(
+    model: Model = None,
+    agent: AgentRef = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="Session to continue [default: a new one].")]
+    = None,
+    db: Db = None,
+    max_turns: MaxTurns = None,
+    debug: Debug = False,
+) -> None:
+    """Chat in a REPL on a session; answers stream, tool approvals are asked inline."""
+    from hookline._cli.chat import ChatOptions, chat_command
+
+    with report_errors(debug=debug):
+        _exit(chat_command(ChatOptions(agent, model, session, db, max_turns)))
+
+
+@app.command()
+def serve(
+    agent: Annotated[str | None, typer.Argument(help="'module:attribute' of your Agent [default: the default agent].",
+                                                show_default=False)] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on (beyond loopback only with tokens).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    db: Db = None,
+    tokens_file: Annotated[Path | None, typer.Option("--tokens-file", help="A file of 'token:user' lines "
+                                                     "(adds to $HOOKLINE_TOKENS).", show_default=False)] = None,
+    model: Model = None,
+    debug: Debug = False,
+) -> None:
+    """Serve an agent over HTTP (FastAPI): sessions, runs, server-sent events, a web page."""
+    from hookline._cli.serve import ServeOptions, serve_command
+
+    with report_errors(debug=debug):
+        _exit(serve_command(ServeOptions(agent, model, host, port, db, tokens_file)))
+
+
+@sessions_app.command("list")
+def sessions_list(
+    db: Db = None,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object a line instead of a table.")] = False,
+    debug: Debug = False,
+) -> None:
+    """List the stored sessions, newest first."""
+    from hookline._cli.sessions import list_sessions
+
+    with report_errors(debug=debug):
+        list_sessions(db, as_json=json, console=_stdout())
+
+
+@sessions_app.command("show")
+def sessions_show(session_id: SessionId, db: Db = None, debug: Debug = False) -> None:
+    """Show a session's log: messages, and status lines dimmed with their source."""
+    from hookline._cli.sessions import show_session
+
+    with report_errors(debug=debug):
+        show_session(db, session_id, console=_stdout())
+
+
+@sessions_app.command("rm")
+def sessions_rm(session_id: SessionId, db: Db = None, debug: Debug = False) -> None:
+    """Delete a session and its whole log."""
+    from hookline._cli.sessions import remove_session
+
+    with report_errors(debug=debug):
+        remove_session(db, session_id)
+
+
+@sessions_app.command("export")
+def sessions_export(session_id: SessionId, db: Db = None, debug: Debug = False) -> None:
+    """Print a session's whole log as JSON lines of Event."""
+    from hookline._cli.sessions import export_session
+
+    with report_errors(debug=debug):
+        export_session(db, session_id)
+
+
+def _stdout() -> Console:
+    return Console(highlight=False)
+
+
+def _exit(code: ExitCode) -> None:
+    if code != ExitCode.OK:
+        raise typer.Exit(int(code))
+
+
+def main() -> None:
+    """Run the `hookline` console script."""
+    app()
