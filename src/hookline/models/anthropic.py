@@ -1,0 +1,369 @@
+"""`AnthropicModel`: Claude through the official `anthropic` SDK (Messages API).
+
+The `anthropic` package is an optional extra (`hookline[anthropic]`), imported here
+only. The Messages API wants what Chat Completions does not: the system prompt apart
+(`system`), strictly alternating roles (so consecutive messages of one role are
+merged, and every tool result following one assistant turn lands in one user message),
+and `max_tokens` on every call (`DEFAULT_MAX_TOKENS` unless the settings say otherwise).
+`output_schema` uses the API's native structured output (`output_config.format`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+import anthropic
+import httpx2
+from anthropic.types import InputJSONDelta, MessageParam, RawMessageStreamEvent, TextBlock, ToolUseBlock
+from anthropic.types import Message as AnthropicMessage
+from anthropic.types import TextDelta as AnthropicTextDelta
+
+from hookline.errors import ConfigError, ModelError
+from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta, ToolSpec
+from hookline.models._errors import (
+    ErrorTable,
+    api_error,
+    connection_error,
+    converted,
+    malformed,
+    malformed_error,
+    status_error,
+    timeout_error,
+)
+from hookline.models._render import new_call_id, parse_arguments, text_blocks
+from hookline.retry import RetryPolicy, with_retries
+from hookline.types import JSONObject
+from hookline.usage import Usage
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "from_spec"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""`max_tokens` sent when the settings give none (the Messages API requires it)."""
+
+_TOOL_ONLY_SETTINGS = frozenset({"tool_choice"})
+
+
+class AnthropicModel(Model):
+    """A Claude model behind Anthropic's Messages API.
+
+    Args:
+        name: The model's name, e.g. `"claude-sonnet-4-6"`.
+        base_url: The API's base URL; default `ANTHROPIC_BASE_URL`, else Anthropic's.
+        api_key: The API key; default `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN` as a bearer token).
+        settings: Request parameters sent with every call (`max_tokens`, `temperature`, `tool_choice`, ...);
+            `tool_choice` is left out of calls without tools.
+        retry: How calls are retried and timed out; default `RetryPolicy()`.
+        http_client: An `httpx2.AsyncClient` to send requests with; you close it.
+        timeout: Seconds one attempt may take; default `retry.timeout`.
+
+    Raises:
+        ConfigError: No API key was given or found.
+
+    """
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        settings: JSONObject | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.name = name
+        self.settings: JSONObject = dict(settings or {})
+        self.retry = retry or RetryPolicy()
+        if timeout is not None:
+            self.retry = replace(self.retry, timeout=timeout)
+        key, token = _credentials(api_key)
+        self._owns_http_client = http_client is None
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key,
+            auth_token=token,
+            base_url=base_url,
+            max_retries=0,
+            timeout=self.retry.timeout,
+            http_client=http_client,
+        )
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Call the model once and return its whole answer (retrying under `self.retry`)."""
+        max_tokens, messages, body = self._call(request)
+
+        async def attempt() -> ModelResponse:
+            with converted(_ERRORS, self.provider):
+                message = await self._client.messages.create(
+                    model=self.name, max_tokens=max_tokens, messages=messages, stream=False, extra_body=body
+                )
+            return _parse_message(message, self.name, self.provider)
+
+        return await with_retries(attempt, self.retry, provider=self.provider)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Stream the answer: text deltas as they come, then `ResponseDone` with tool inputs assembled.
+
+        Opening the stream is retried; once text has been yielded, a failure is raised as it is.
+        """
+        max_tokens, messages, body = self._call(request)
+
+        async def attempt() -> anthropic.AsyncStream[RawMessageStreamEvent]:
+            with converted(_ERRORS, self.provider):
+                return await self._client.messages.create(
+                    model=self.name, max_tokens=max_tokens, messages=messages, stream=True, extra_body=body
+                )
+
+        events = await with_retries(attempt, self.retry, provider=self.provider)
+        assembler = _EventAssembler(self.name)
+        async with events:
+            with converted(_ERRORS, self.provider):
+                async for event in events:
+                    text = assembler.feed(event)
+                    if text:
+                        yield TextDelta(text)
+        yield ResponseDone(assembler.response())
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (an `http_client` you passed stays open)."""
+        if self._owns_http_client:
+            await self._client.close()
+
+    def _call(self, request: ModelRequest) -> tuple[int, list[MessageParam], JSONObject]:
+        body: JSONObject = {**self.settings, **request.settings}
+        max_tokens = int(body.pop("max_tokens", DEFAULT_MAX_TOKENS))
+        system, messages = _convert(request.messages)
+        if system:
+            body["system"] = system
+        if request.tools:
+            body["tools"] = [_tool(spec) for spec in request.tools]
+        else:
+            for key in _TOOL_ONLY_SETTINGS:
+                body.pop(key, None)
+        if request.output_schema is not None:
+            output_format = {"type": "json_schema", "schema": request.output_schema}
+            body["output_config"] = {**body.get("output_config", {}), "format": output_format}
+        return max_tokens, cast("list[MessageParam]", messages), body
+
+
+def from_spec(name: str) -> AnthropicModel:
+    """Build the model `"anthropic:<name>"` names, from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`."""
+    return AnthropicModel(name)
+
+
+def _credentials(api_key: str | None) -> tuple[str | None, str | None]:
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if key:
+        return key, None
+    token = os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    if token:
+        return None, token
+    raise ConfigError("AnthropicModel needs an API key: pass api_key=... or set ANTHROPIC_API_KEY")
+
+
+def _convert(messages: Sequence[Message]) -> tuple[str, list[JSONObject]]:
+    """Split out the system prompt and merge consecutive same-role turns, as the API requires."""
+    system: list[str] = []
+    turns: list[JSONObject] = []
+    for message in messages:
+        if message.role == "system":
+            system.extend(text_blocks(message.parts))
+            continue
+        role, blocks = _BLOCKS[message.role](message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return "\n\n".join(system), turns
+
+
+def _tool(spec: ToolSpec) -> JSONObject:
+    tool: JSONObject = {"name": spec.name, "input_schema": spec.parameters}
+    if spec.description:
+        tool["description"] = spec.description
+    return tool
+
+
+def _text(blocks: list[str]) -> list[JSONObject]:
+    return [{"type": "text", "text": block} for block in blocks]
+
+
+def _user_blocks(message: Message) -> tuple[str, list[JSONObject]]:
+    return "user", _text(text_blocks(message.parts))
+
+
+def _assistant_blocks(message: Message) -> tuple[str, list[JSONObject]]:
+    blocks = _text(text_blocks([part for part in message.parts if not isinstance(part, ToolCallPart)]))
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": _input_of(call)} for call in message.tool_calls
+    )
+    return "assistant", blocks
+
+
+def _input_of(call: ToolCallPart) -> JSONObject:
+    # The API takes only objects as input; a malformed call is sent back as the text it was.
+    return call.arguments if isinstance(call.arguments, dict) else {"_raw_arguments": call.arguments}
+
+
+def _tool_blocks(message: Message) -> tuple[str, list[JSONObject]]:
+    blocks: list[JSONObject] = [
+        {"type": "tool_result", "tool_use_id": result.call_id, "content": result.content, "is_error": result.is_error}
+        for result in message.tool_results
+    ]
+    blocks.extend(_text(text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])))
+    return "user", blocks
+
+
+_BLOCKS: dict[str, Callable[[Message], tuple[str, list[JSONObject]]]] = {
+    "user": _user_blocks,
+    "assistant": _assistant_blocks,
+    "tool": _tool_blocks,
+}
+
+
+def _parse_message(message: object, name: str, provider: str) -> ModelResponse:
+    if not isinstance(message, AnthropicMessage) or not isinstance(message.content, list):
+        raise malformed(provider, f"expected a message, got {str(message)[:200]!r}")
+    try:
+        calls = [
+            ToolCallPart(id=block.id or new_call_id(), name=block.name or "", arguments=_arguments(block.input))
+            for block in message.content
+            if isinstance(block, ToolUseBlock)
+        ]
+        return ModelResponse(
+            text="".join(block.text or "" for block in message.content if isinstance(block, TextBlock)),
+            tool_calls=calls,
+            usage=Usage(input_tokens=_input_tokens(message.usage), output_tokens=message.usage.output_tokens or 0),
+            model_name=message.model or name,
+            metadata={"id": message.id, "stop_reason": message.stop_reason},
+        )
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise malformed(provider, f"unexpected message shape ({exc})") from exc
+
+
+def _arguments(value: object) -> JSONObject | str:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        return parse_arguments(value)
+    return {} if value is None else json.dumps(value)
+
+
+def _input_tokens(usage: Any) -> int:
+    # Cached prompt tokens are counted apart; the prompt is all three.
+    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+    return int(usage.input_tokens or 0) + cached
+
+
+@dataclass
+class _Block:
+    tool: bool
+    id: str = ""
+    name: str = ""
+    pieces: list[str] = field(default_factory=list)
+    start_input: object = None
+
+
+class _EventAssembler:
+    """Builds the whole response from stream events: text, tool input JSON deltas, usage."""
+
+    def __init__(self, name: str) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.model_name = name
+        self.metadata: JSONObject = {}
+
+    def feed(self, event: RawMessageStreamEvent) -> str:
+        """Take one event in; return the text it adds."""
+        handler = _HANDLERS.get(event.type)
+        return handler(self, event) if handler is not None else ""
+
+    def _message_start(self, event: Any) -> str:
+        message = event.message
+        self.model_name = message.model or self.model_name
+        self.metadata["id"] = message.id
+        if message.usage is not None:
+            self.input_tokens = _input_tokens(message.usage)
+            self.output_tokens = message.usage.output_tokens or 0
+        return ""
+
+    def _block_start(self, event: Any) -> str:
+        block = event.content_block
+        if isinstance(block, ToolUseBlock):
+            self.blocks[event.index] = _Block(tool=True, id=block.id or "", name=block.name, start_input=block.input)
+            return ""
+        text = block.text or "" if isinstance(block, TextBlock) else ""
+        self.blocks[event.index] = _Block(tool=False, pieces=[text])
+        return text
+
+    def _block_delta(self, event: Any) -> str:
+        block = self.blocks.setdefault(event.index, _Block(tool=isinstance(event.delta, InputJSONDelta)))
+        if isinstance(event.delta, AnthropicTextDelta):
+            block.pieces.append(event.delta.text)
+            return str(event.delta.text)
+        if isinstance(event.delta, InputJSONDelta):
+            block.pieces.append(event.delta.partial_json)
+        return ""
+
+    def _message_delta(self, event: Any) -> str:
+        self.metadata["stop_reason"] = event.delta.stop_reason
+        if event.usage is not None:
+            self.output_tokens = event.usage.output_tokens or self.output_tokens
+            if event.usage.input_tokens is not None:
+                self.input_tokens = _input_tokens(event.usage)
+        return ""
+
+    def response(self) -> ModelResponse:
+        """Return the assembled response."""
+        ordered = [self.blocks[index] for index in sorted(self.blocks)]
+        return ModelResponse(
+            text="".join("".join(block.pieces) for block in ordered if not block.tool),
+            tool_calls=[_assembled_call(block) for block in ordered if block.tool],
+            usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+            model_name=self.model_name,
+            metadata=self.metadata,
+        )
+
+
+def _assembled_call(block: _Block) -> ToolCallPart:
+    # The input comes as JSON fragments; a server may instead give it whole at block start.
+    arguments = parse_arguments("".join(block.pieces)) if block.pieces else _arguments(block.start_input)
+    return ToolCallPart(id=block.id or new_call_id(), name=block.name, arguments=arguments)
+
+
+_HANDLERS: dict[str, Callable[[_EventAssembler, Any], str]] = {
+    "message_start": _EventAssembler._message_start,
+    "content_block_start": _EventAssembler._block_start,
+    "content_block_delta": _EventAssembler._block_delta,
+    "message_delta": _EventAssembler._message_delta,
+}
+
+
+def _status_error(exc: anthropic.APIStatusError, provider: str) -> ModelError:
+    detail = exc.api_message or (exc.body if isinstance(exc.body, str) else exc.message)
+    # An `error` event inside a 200 stream carries no HTTP status of its own.
+    status = exc.status_code if exc.status_code >= 400 else None
+    return status_error(status, detail, provider, exc.body, exc.response.headers)
+
+
+_ERRORS: ErrorTable = (
+    (anthropic.RateLimitError, _status_error),  # retry_after from its headers
+    (anthropic.APIStatusError, _status_error),
+    (anthropic.APITimeoutError, timeout_error),
+    (anthropic.APIConnectionError, connection_error),
+    (anthropic.APIResponseValidationError, malformed_error),
+    (json.JSONDecodeError, malformed_error),
+    (httpx2.TimeoutException, timeout_error),  # raised as they are while a stream is read
+    (httpx2.TransportError, connection_error),
+    (anthropic.APIError, api_error),
+)

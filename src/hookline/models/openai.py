@@ -1,0 +1,399 @@
+"""`OpenAIModel`: every OpenAI-compatible Chat Completions server, through the official SDK.
+
+OpenAI itself, DeepSeek, Groq, OpenRouter, Together, and local servers (Ollama, vLLM,
+llama.cpp's server, LM Studio) all speak Chat Completions; `PRESETS` holds their base
+URLs. The SDK client is built with `max_retries=0`: retries live in `hookline.retry`, and
+every SDK error is converted to `ModelError` through one table (`_ERRORS`). SDK types
+stay in this module; what crosses the seam are hookline's own types.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+import httpx
+import httpx2
+import openai
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionMessageParam,
+)
+
+from hookline.errors import ConfigError, ModelError
+from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta, ToolSpec
+from hookline.models._errors import (
+    ErrorTable,
+    api_error,
+    connection_error,
+    converted,
+    malformed,
+    malformed_error,
+    status_error,
+    timeout_error,
+)
+from hookline.models._render import arguments_json, new_call_id, parse_arguments, text_blocks
+from hookline.retry import RetryPolicy, with_retries
+from hookline.types import JSONObject
+from hookline.usage import Usage
+
+__all__ = ["PRESETS", "OpenAIModel", "Preset", "from_spec"]
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """Where an OpenAI-compatible provider listens, and where its API key is found."""
+
+    base_url: str
+    """The server's Chat Completions base URL (ending in `/v1` or the provider's equivalent)."""
+    api_key_env: str | None = None
+    """The environment variable holding the key; None for local servers that need none."""
+
+
+PRESETS: dict[str, Preset] = {
+    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "deepseek": Preset("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "together": Preset("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "ollama": Preset("http://localhost:11434/v1"),
+    "vllm": Preset("http://localhost:8000/v1"),
+    "llamacpp": Preset("http://localhost:8080/v1"),
+    "lmstudio": Preset("http://localhost:1234/v1"),
+}
+"""Known OpenAI-compatible providers by name, for `OpenAIModel.preset()`."""
+
+_TOOL_ONLY_SETTINGS = frozenset({"tool_choice", "parallel_tool_calls"})
+_NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
+
+
+class OpenAIModel(Model):
+    """A model behind an OpenAI-compatible Chat Completions API.
+
+    Args:
+        name: The model's name, e.g. `"gpt-4o-mini"`.
+        base_url: The server's base URL; default `OPENAI_BASE_URL`, else OpenAI's.
+        api_key: The API key; default `OPENAI_API_KEY` (a server at another base URL may need none).
+        settings: Request parameters sent with every call (`temperature`, `seed`, `tool_choice`, ...);
+            those that only make sense with tools are left out of calls without tools.
+        retry: How calls are retried and timed out; default `RetryPolicy()`.
+        http_client: An `httpx2.AsyncClient` (or `httpx.AsyncClient`) to send requests with; you close it.
+        timeout: Seconds one attempt may take; default `retry.timeout`.
+        provider: The provider's name in status lines and errors.
+
+    Raises:
+        ConfigError: No API key was given or found for OpenAI's own API.
+
+    """
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        settings: JSONObject | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        http_client: httpx2.AsyncClient | httpx.AsyncClient | None = None,
+        timeout: float | None = None,
+        provider: str = "openai",
+    ) -> None:
+        self.name = name
+        self.provider = provider
+        self.settings: JSONObject = dict(settings or {})
+        self.retry = retry or RetryPolicy()
+        if timeout is not None:
+            self.retry = replace(self.retry, timeout=timeout)
+        self._owns_http_client = http_client is None
+        self._client = openai.AsyncOpenAI(
+            api_key=_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL")),
+            base_url=base_url,
+            max_retries=0,
+            timeout=self.retry.timeout,
+            http_client=cast(Any, http_client),
+        )
+
+    @classmethod
+    def preset(cls, provider: str, name: str, *, api_key: str | None = None, **options: Any) -> OpenAIModel:
+        """Build a model of a known OpenAI-compatible provider, e.g. `preset("groq", "llama-3.3-70b-versatile")`.
+
+        Args:
+            provider: A key of `PRESETS`.
+            name: The model's name on that provider.
+            api_key: The key; default the preset's environment variable.
+            **options: Any other `OpenAIModel` argument (`settings`, `retry`, `base_url`, ...).
+
+        Raises:
+            ConfigError: The provider is unknown, or its key is needed and missing.
+
+        """
+        preset = PRESETS.get(provider)
+        if preset is None:
+            raise ConfigError(f"unknown OpenAI-compatible provider {provider!r}; known: {', '.join(sorted(PRESETS))}")
+        if api_key is None and preset.api_key_env is not None:
+            api_key = os.environ.get(preset.api_key_env)
+            if not api_key:
+                raise ConfigError(f"{provider} needs an API key: pass api_key=... or set {preset.api_key_env}")
+        options.setdefault("base_url", preset.base_url)
+        return cls(name, api_key=api_key or _NO_KEY, provider=provider, **options)
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Call the model once and return its whole answer (retrying under `self.retry`)."""
+        messages = _messages(request.messages)
+        body = self._body(request, stream=False)
+
+        async def attempt() -> ModelResponse:
+            with converted(_ERRORS, self.provider):
+                completion = await self._client.chat.completions.create(
+                    model=self.name, messages=messages, stream=False, extra_body=body
+                )
+            return _parse_completion(completion, self.name, self.provider)
+
+        return await with_retries(attempt, self.retry, provider=self.provider)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Stream the answer: text deltas as they come, then `ResponseDone` with tool calls assembled.
+
+        Opening the stream is retried; once text has been yielded, a failure is raised as it is.
+        """
+        messages = _messages(request.messages)
+        body = self._body(request, stream=True)
+
+        async def attempt() -> openai.AsyncStream[ChatCompletionChunk]:
+            with converted(_ERRORS, self.provider):
+                return await self._client.chat.completions.create(
+                    model=self.name, messages=messages, stream=True, extra_body=body
+                )
+
+        chunks = await with_retries(attempt, self.retry, provider=self.provider)
+        assembler = _ChunkAssembler(self.name)
+        async with chunks:
+            with converted(_ERRORS, self.provider):
+                async for chunk in chunks:
+                    text = assembler.feed(chunk)
+                    if text:
+                        yield TextDelta(text)
+        yield ResponseDone(assembler.response())
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (an `http_client` you passed stays open)."""
+        if self._owns_http_client:
+            await self._client.close()
+
+    def _body(self, request: ModelRequest, *, stream: bool) -> JSONObject:
+        body: JSONObject = {**self.settings, **request.settings}
+        if request.tools:
+            body["tools"] = [_tool(spec) for spec in request.tools]
+        else:
+            for key in _TOOL_ONLY_SETTINGS:
+                body.pop(key, None)
+        if request.output_schema is not None:
+            body["response_format"] = _response_format(request.output_schema)
+        if stream:
+            body["stream_options"] = {**body.get("stream_options", {}), "include_usage": True}
+        return body
+
+
+def from_spec(name: str) -> OpenAIModel:
+    """Build the model `"openai:<name>"` names, from `OPENAI_API_KEY` and `OPENAI_BASE_URL`."""
+    return OpenAIModel(name)
+
+
+def _api_key(api_key: str | None, base_url: str | None) -> str:
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url and not base_url.startswith(PRESETS["openai"].base_url):
+        return _NO_KEY
+    raise ConfigError("OpenAIModel needs an API key: pass api_key=... or set OPENAI_API_KEY")
+
+
+def _messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
+    entries = [entry for message in messages for entry in _CONVERTERS[message.role](message)]
+    return cast("list[ChatCompletionMessageParam]", entries)
+
+
+def _text_message(message: Message) -> list[JSONObject]:
+    return [{"role": message.role, "content": "\n\n".join(text_blocks(message.parts))}]
+
+
+def _assistant_message(message: Message) -> list[JSONObject]:
+    rest = [part for part in message.parts if not isinstance(part, ToolCallPart)]
+    entry: JSONObject = {"role": "assistant", "content": "\n\n".join(text_blocks(rest))}
+    if message.tool_calls:
+        entry["tool_calls"] = [_call_json(call) for call in message.tool_calls]
+    return [entry]
+
+
+def _call_json(call: ToolCallPart) -> JSONObject:
+    function = {"name": call.name, "arguments": arguments_json(call.arguments)}
+    return {"id": call.id, "type": "function", "function": function}
+
+
+def _tool_message(message: Message) -> list[JSONObject]:
+    entries: list[JSONObject] = [
+        {"role": "tool", "tool_call_id": result.call_id, "content": _result_content(result)}
+        for result in message.tool_results
+    ]
+    rest = text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])
+    if rest:
+        entries.append({"role": "user", "content": "\n\n".join(rest)})
+    return entries
+
+
+_CONVERTERS: dict[str, Callable[[Message], list[JSONObject]]] = {
+    "system": _text_message,
+    "user": _text_message,
+    "assistant": _assistant_message,
+    "tool": _tool_message,
+}
+
+
+def _result_content(result: ToolResultPart) -> str:
+    # Chat Completions has no error flag on tool results: say it in the content.
+    if result.is_error and not result.content.lower().startswith("error"):
+        return f"Error: {result.content}"
+    return result.content
+
+
+def _tool(spec: ToolSpec) -> JSONObject:
+    function: JSONObject = {"name": spec.name, "parameters": spec.parameters}
+    if spec.description:
+        function["description"] = spec.description
+    return {"type": "function", "function": function}
+
+
+def _response_format(schema: JSONObject) -> JSONObject:
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", str(schema.get("title") or "output"))[:64]
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": _strict_ok(schema)}}
+
+
+def _strict_ok(node: object) -> bool:
+    # OpenAI's strict mode wants closed objects whose properties are all required.
+    if isinstance(node, list):
+        return all(_strict_ok(item) for item in node)
+    if not isinstance(node, dict):
+        return True
+    children = list(node.values())
+    if node.get("type") == "object" or "properties" in node:
+        properties = node.get("properties") or {}
+        if node.get("additionalProperties") is not False or set(node.get("required") or []) != set(properties):
+            return False
+        children = [value for key, value in node.items() if key != "properties"] + list(properties.values())
+    return all(_strict_ok(child) for child in children)
+
+
+def _parse_completion(completion: object, name: str, provider: str) -> ModelResponse:
+    if not isinstance(completion, ChatCompletion) or not completion.choices:
+        raise malformed(provider, f"expected a chat completion, got {str(completion)[:200]!r}")
+    try:
+        choice = completion.choices[0]
+        message = choice.message
+        calls = [
+            _tool_call(call.id, call.function.name, call.function.arguments)
+            for call in message.tool_calls or []
+            if isinstance(call, ChatCompletionMessageFunctionToolCall)
+        ]
+        return ModelResponse(
+            text=message.content or "",
+            tool_calls=calls,
+            usage=_usage(completion.usage),
+            model_name=completion.model or name,
+            metadata={"id": completion.id, "finish_reason": choice.finish_reason},
+        )
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise malformed(provider, f"unexpected chat completion shape ({exc})") from exc
+
+
+def _tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCallPart:
+    return ToolCallPart(id=call_id or new_call_id(), name=name or "", arguments=parse_arguments(arguments))
+
+
+def _usage(usage: Any) -> Usage:
+    tokens = (getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+    return Usage(input_tokens=tokens[0], output_tokens=tokens[1])
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _ChunkAssembler:
+    """Builds the whole response from stream chunks: text, tool-call fragments by index, usage."""
+
+    def __init__(self, name: str) -> None:
+        self.text: list[str] = []
+        self.calls: list[_PendingCall] = []
+        self.slots: dict[int | None, int] = {}
+        self.usage = Usage()
+        self.model_name = name
+        self.metadata: JSONObject = {}
+
+    def feed(self, chunk: ChatCompletionChunk) -> str:
+        """Take one chunk in; return the text it adds."""
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        self.model_name = chunk.model or self.model_name
+        self.metadata["id"] = chunk.id
+        text = ""
+        for choice in chunk.choices or []:
+            if choice.finish_reason:
+                self.metadata["finish_reason"] = choice.finish_reason
+            if choice.delta is None:
+                continue
+            text += choice.delta.content or ""
+            for fragment in choice.delta.tool_calls or []:
+                self._add(fragment.index, fragment.id, fragment.function)
+        self.text.append(text)
+        return text
+
+    def _add(self, index: int | None, call_id: str | None, function: Any) -> None:
+        position = self.slots.get(index)
+        # A new id at a known index is a new call (some servers send every call at index 0).
+        if position is None or (call_id and self.calls[position].id not in ("", call_id)):
+            position = self.slots[index] = len(self.calls)
+            self.calls.append(_PendingCall())
+        pending = self.calls[position]
+        pending.id = pending.id or call_id or ""
+        if function is not None:
+            pending.name = pending.name or function.name or ""
+            pending.arguments.append(function.arguments or "")
+
+    def response(self) -> ModelResponse:
+        """Return the assembled response."""
+        return ModelResponse(
+            text="".join(self.text),
+            tool_calls=[_tool_call(call.id, call.name, "".join(call.arguments)) for call in self.calls],
+            usage=self.usage,
+            model_name=self.model_name,
+            metadata=self.metadata,
+        )
+
+
+def _status_error(exc: openai.APIStatusError, provider: str) -> ModelError:
+    body = exc.body  # the SDK keeps the `error` object of OpenAI's error body
+    detail = body.get("message") if isinstance(body, dict) else body
+    return status_error(exc.status_code, str(detail or exc.message), provider, body, exc.response.headers)
+
+
+_ERRORS: ErrorTable = (
+    (openai.RateLimitError, _status_error),  # retry_after from its headers
+    (openai.APIStatusError, _status_error),
+    (openai.APITimeoutError, timeout_error),
+    (openai.APIConnectionError, connection_error),
+    (openai.APIResponseValidationError, malformed_error),
+    (json.JSONDecodeError, malformed_error),
+    (httpx2.TimeoutException, timeout_error),
+    (httpx2.TransportError, connection_error),
+    (openai.APIError, api_error),
+)
