@@ -10,7 +10,10 @@ HooklineError
 ├── MaxTurnsExceeded                          the run made max_turns model calls
 ├── SessionNotFound(HooklineError, KeyError)  no session with that id
 ├── SessionBusy                               another run holds the session
-└── ToolError                                 raised by tools: a clean error result for the model
+├── ToolError                                 raised by tools: a clean error result for the model
+├── StoreError                                a session store's database failed
+├── InvalidEvent(HooklineError, ValueError)   an event that cannot be stored
+└── SessionExists(HooklineError, ValueError)  `create` was given an id that is taken
 ```
 
 Each message names what was wrong and, where there is one, the fix. Every error pickles
@@ -28,10 +31,13 @@ __all__ = [
     "ConfigError",
     "HookError",
     "HooklineError",
+    "InvalidEvent",
     "MaxTurnsExceeded",
     "ModelError",
     "SessionBusy",
+    "SessionExists",
     "SessionNotFound",
+    "StoreError",
     "ToolError",
 ]
 
@@ -144,3 +150,42 @@ class ToolError(HooklineError):
     The tool result's content is the message alone (no exception type, no traceback),
     with `is_error=True`; the run goes on.
     """
+
+
+class StoreError(HooklineError):
+    """A session store's database failed: unreachable, locked, corrupt, or of a newer schema.
+
+    Attributes:
+        where: The database it concerns: a file path, or a DSN without its password.
+
+    """
+
+    def __init__(self, message: str, *, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+class InvalidEvent(HooklineError, ValueError):
+    """An event that cannot be stored; the message names the field and what is wrong.
+
+    Attributes:
+        field: The offending field, e.g. `"kind"` or `"parts.0.text"`.
+
+    """
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(f"invalid event: {field}: {message}")
+        self.field = field
+
+
+class SessionExists(HooklineError, ValueError):
+    """`create` was given the id of a session that already exists.
+
+    Attributes:
+        session_id: The id that is taken.
+
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} already exists; pick another id or `get` it")
+        self.session_id = session_id

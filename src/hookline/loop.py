@@ -158,15 +158,17 @@ class Run:
         assert self.session is not None
         store, sid = self.session.store, self.session.session_id
         try:
-            session = await store.get(sid, user=self.session.user)
+            session = await store.get(sid, user=self.session.user, with_events=False)
         except SessionNotFound:
             if not self.session.create:
                 raise
             session = await store.create(app=self.agent.app, user=self.session.user, session_id=sid)
         self.state.data = dict(session.state)
-        prompt_events = [e for e in session.events if e.kind == "message" and not e.partial]
-        self.state.messages.extend(e.to_message() for e in prompt_events)
-        self._log_tail = session.events
+        prompt = await store.events(sid, view="prompt")
+        list.extend(self.state.messages, (Message.model_construct(role=e.role, parts=e.parts) for e in prompt))
+        if open_calls(self.state.messages):  # a paused or crashed turn: read what happened after its calls
+            last_calls = next(e.seq for e in reversed(prompt) if e.role == "assistant")
+            self._log_tail = await store.events(sid, view="all", after_seq=(last_calls or 1) - 1)
 
     def _close_open_calls(self) -> None:
         """After a failure: answer the calls left open (with their results, where they ran)."""

@@ -7,6 +7,7 @@ blocks the event loop.
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
@@ -70,8 +71,8 @@ class SessionStore(ABC):
         """Create a session (a new uuid4 hex id when `session_id` is None)."""
 
     @abstractmethod
-    async def get(self, session_id: str, *, user: str | None = None) -> Session:
-        """The session with its events in the `ui` view."""
+    async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
+        """Return the session with its events in the `ui` view (none when `with_events` is false)."""
 
     @abstractmethod
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
@@ -82,7 +83,7 @@ class SessionStore(ABC):
         """Delete a session and its whole log."""
 
     @abstractmethod
-    async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+    async def append_events(self, session_id: str, events: Sequence[Event]) -> builtins.list[Event]:
         """Append events in one transaction; return them as stored."""
 
     async def append_event(self, session_id: str, event: Event) -> Event:
@@ -95,8 +96,8 @@ class SessionStore(ABC):
         """Add `event`'s parts to its author's pending parts; return the partial event."""
 
     @abstractmethod
-    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
-        """The events of `view` whose `seq` is above `after_seq` (partials last in `ui`)."""
+    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> builtins.list[Event]:
+        """Return the events of `view` whose `seq` is above `after_seq` (partials last in `ui`)."""
 
     @abstractmethod
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
@@ -106,7 +107,7 @@ class SessionStore(ABC):
     def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
         """Hold the session for one run; wait up to `timeout` s, then raise `SessionBusy`."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional to override: the default is a no-op
         """Close connections; the default does nothing."""
 
     async def __aenter__(self) -> SessionStore:
@@ -121,3 +122,30 @@ class SessionStore(ABC):
         await self.aclose()
 
 
+# The stores import the seam above, so they are imported after it. PostgreSQL is imported
+# on first access, so asyncpg stays an optional dependency.
+from hookline.errors import InvalidEvent, SessionExists, StoreError  # noqa: E402
+from hookline.sessions.memory import InMemorySessionStore  # noqa: E402
+from hookline.sessions.sqlite import SQLiteSessionStore  # noqa: E402
+
+__all__ += [
+    "InMemorySessionStore",
+    "InvalidEvent",
+    "PostgresSessionStore",
+    "SQLiteSessionStore",
+    "SessionExists",
+    "StoreError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import `PostgresSessionStore` on first use (it needs the `postgres` extra: asyncpg)."""
+    if name == "PostgresSessionStore":
+        try:
+            from hookline.sessions.postgres import PostgresSessionStore
+        except ModuleNotFoundError as exc:
+            if exc.name != "asyncpg":
+                raise
+            raise ImportError("PostgresSessionStore needs asyncpg: pip install 'hookline[postgres]'") from exc
+        return PostgresSessionStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

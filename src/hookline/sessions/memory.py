@@ -1,0 +1,172 @@
+"""A session store in process memory: for tests, examples and short-lived agents.
+
+Everything it hands out is a deep copy, so a caller editing a returned session or event
+never changes what is stored (as ADK's in-memory service does). Nothing survives the
+process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from hookline.errors import SessionBusy, SessionExists, SessionNotFound
+from hookline.events import Event, select_view
+from hookline.sessions import Session, SessionStore
+from hookline.sessions._codec import (
+    accumulate,
+    check_event,
+    decode_parts,
+    encode_event,
+    encode_state,
+    merge_pending,
+    new_id,
+    stamp,
+    utcnow,
+)
+from hookline.types import View
+
+__all__ = ["InMemorySessionStore"]
+
+
+@dataclass
+class _Record:
+    session: Session
+    log: list[Event] = field(default_factory=list)
+    pending: dict[str, Event] = field(default_factory=dict)
+
+
+def _as_stored(event: Event) -> Event:
+    """Return `event` as a database would give it back: checked, and through JSON.
+
+    The SQL stores keep parts and metadata as JSON, so a tuple comes back as a list and a
+    datetime in metadata as text; this store does the same, and behaves like them.
+    """
+    row = encode_event(event)
+    return event.model_copy(update={"parts": decode_parts(row.parts), "metadata": json.loads(row.metadata)})
+
+
+def _as_stored_state(state: dict[str, Any]) -> dict[str, Any]:
+    """Return `state` as a database would give it back (through JSON)."""
+    result: dict[str, Any] = json.loads(encode_state(state))
+    return result
+
+
+class InMemorySessionStore(SessionStore):
+    """Sessions kept in a dict; `run_lock` is an `asyncio.Lock` per session id.
+
+    Partial events are listed by author name. `run_lock` guards one process only, which
+    is all this store can be shared by.
+    """
+
+    def __init__(self) -> None:
+        self._records: dict[str, _Record] = {}
+        self._run_locks: dict[str, asyncio.Lock] = {}
+
+    def _record(self, session_id: str, user: str | None = None) -> _Record:
+        record = self._records.get(session_id)
+        if record is None or (user is not None and record.session.user != user):
+            raise SessionNotFound(session_id)
+        return record
+
+    async def create(
+        self,
+        *,
+        app: str = "default",
+        user: str = "default",
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> Session:
+        """Create a session (a new uuid4 hex id when `session_id` is None)."""
+        session_id = session_id or new_id()
+        if session_id in self._records:
+            raise SessionExists(session_id)
+        now = utcnow()
+        session = Session(id=session_id, app=app, user=user, state=_as_stored_state(state or {}))
+        session.created_at = session.updated_at = now
+        self._records[session_id] = _Record(session.model_copy(deep=True))
+        return session
+
+    async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
+        """Return the session with its events in the `ui` view (none when `with_events` is false)."""
+        record = self._record(session_id, user)
+        session = record.session.model_copy(deep=True)
+        if with_events:
+            session.events = [e.model_copy(deep=True) for e in self._view(record, "ui", 0)]
+        return session
+
+    async def delete(self, session_id: str, *, user: str | None = None) -> None:
+        """Delete a session and its whole log."""
+        self._record(session_id, user)
+        del self._records[session_id]
+
+    async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        """Append events at once; return them as stored (deep copies)."""
+        record = self._record(session_id)
+        checked = [check_event(e) for e in events]
+        now = utcnow()
+        stored = []
+        for seq, event in enumerate(checked, start=len(record.log) + 1):
+            merged = merge_pending(record.pending.pop(event.author, None), event)
+            stored.append(_as_stored(stamp(merged, session_id=session_id, seq=seq, now=now)))
+        record.log.extend(stored)
+        record.session.updated_at = now
+        return [e.model_copy(deep=True) for e in stored]
+
+    async def prepare_event(self, session_id: str, event: Event) -> Event:
+        """Add `event`'s parts to its author's pending parts; return the partial event."""
+        record = self._record(session_id)
+        event = check_event(event)
+        now = utcnow()
+        partial = _as_stored(accumulate(record.pending.get(event.author), event, session_id=session_id, now=now))
+        record.pending[event.author] = partial
+        record.session.updated_at = now
+        return partial.model_copy(deep=True)
+
+    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
+        """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
+        return [e.model_copy(deep=True) for e in self._view(self._record(session_id), view, after_seq)]
+
+    @staticmethod
+    def _view(record: _Record, view: View, after_seq: int) -> list[Event]:
+        logged = [e for e in record.log if (e.seq or 0) > after_seq]
+        partials = [record.pending[author] for author in sorted(record.pending)]
+        return select_view([*logged, *partials], view)
+
+    async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
+        """Replace the session's saved state."""
+        record = self._record(session_id)
+        record.session.state = _as_stored_state(state)
+        record.session.updated_at = utcnow()
+
+    @asynccontextmanager
+    async def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AsyncIterator[None]:
+        """Hold the session for one run; wait up to `timeout` s, then raise `SessionBusy`.
+
+        The lock is on the id: it does not need the session to exist yet, so a run may
+        take it before creating its session.
+        """
+        lock = self._run_locks.setdefault(session_id, asyncio.Lock())
+        if lock.locked() and timeout <= 0:
+            raise SessionBusy(session_id)
+        try:
+            await asyncio.wait_for(lock.acquire(), timeout if lock.locked() else None)
+        except TimeoutError:
+            raise SessionBusy(session_id, f"waited {timeout:g} s") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
+        """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
+        found = [
+            r.session.model_copy(deep=True)
+            for r in self._records.values()
+            if (app is None or r.session.app == app) and (user is None or r.session.user == user)
+        ]
+        return sorted(found, key=lambda s: (s.created_at, s.id), reverse=True)
