@@ -1,0 +1,185 @@
+"""`hookline chat`: a REPL on one session, answers streamed, approvals asked inline.
+
+The REPL reads lines in the main thread and runs each turn on one `asyncio.Runner`, so the
+store's connection lives across turns and Ctrl-C during a turn cancels only that turn.
+The prompt (`you> `) and status lines go to stderr, answers to stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.text import Text
+
+from hookline._cli.exits import ExitCode, error
+from hookline._cli.render import status_line
+from hookline._cli.run import describe_interruption, format_output, note_local_model
+from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
+from hookline.agent import Agent, Interruption, RunResult
+from hookline.conversation import open_calls
+from hookline.errors import ConfigError, HooklineError, SessionNotFound
+from hookline.events import Event
+from hookline.sessions import SessionStore
+
+__all__ = ["ChatOptions", "chat_command", "parse_approval"]
+
+_QUIT = frozenset({"exit", "quit", "/exit", "/quit", ":q"})
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """The options of `hookline chat`."""
+
+    agent: str | None = None
+    model: str | None = None
+    session: str | None = None
+    db: str | None = None
+    max_turns: int | None = None
+
+
+@dataclass
+class _Chat:
+    agent: Agent
+    store: SessionStore
+    session_id: str
+    max_turns: int | None
+    stderr: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+    line_open: bool = False
+
+
+def chat_command(options: ChatOptions) -> ExitCode:
+    """Run the REPL until end of input or `exit`; return the exit code."""
+    agent = build_agent(options.agent, options.model)
+    chat = _Chat(agent, open_store(store_location(options.db)), options.session or uuid.uuid4().hex, options.max_turns)
+    if uses_local_default(agent, options.model):
+        note_local_model(chat.stderr)
+    chat.stderr.print(f"session {chat.session_id} (continue it later with: hookline chat --session {chat.session_id})",
+                      style="dim", soft_wrap=True)
+    with asyncio.Runner() as runner:
+        try:
+            pending = runner.run(_pending_interruptions(chat))
+            if pending:
+                _approve_and_resume(runner, chat, pending)
+            while (line := _read_line()) is not None:
+                _turn(runner, chat, line)
+        finally:
+            runner.run(_close(chat))
+    return ExitCode.OK
+
+
+def _read_line() -> str | None:
+    """Read the next prompt; None at end of input or on `exit`."""
+    while True:
+        print("you> ", end="", file=sys.stderr, flush=True)
+        try:
+            line = input().strip()
+        except EOFError:
+            print(file=sys.stderr)
+            return None
+        if line.lower() in _QUIT:
+            return None
+        if line:
+            return line
+
+
+def _turn(runner: asyncio.Runner, chat: _Chat, line: str) -> None:
+    try:
+        result = runner.run(_stream(chat, line))
+        if result.stop_reason == "interrupted":
+            _approve_and_resume(runner, chat, result.interruptions)
+    except KeyboardInterrupt:
+        _end_line(chat)
+        chat.stderr.print("(turn cancelled)", style="dim")
+    except HooklineError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        _end_line(chat)
+        error(str(exc))
+
+
+async def _stream(chat: _Chat, line: str) -> RunResult:
+    request = chat.agent.prompt(line).session(chat.session_id, store=chat.store)
+    if chat.max_turns is not None:
+        request.multi_turn(chat.max_turns)
+    async for event in request.stream():
+        _show(chat, event)
+    _end_line(chat)
+    assert request.result is not None, "stream() sets the result when it ends"
+    return request.result
+
+
+def _show(chat: _Chat, event: Event) -> None:
+    if event.kind == "delta":
+        sys.stdout.write(event.text)
+        sys.stdout.flush()
+        chat.line_open = True
+    elif event.kind == "status":
+        _end_line(chat)
+        chat.stderr.print(status_line(event), soft_wrap=True)
+
+
+def _end_line(chat: _Chat) -> None:
+    if chat.line_open:
+        print(flush=True)
+        chat.line_open = False
+
+
+def _approve_and_resume(runner: asyncio.Runner, chat: _Chat, pending: list[Interruption]) -> None:
+    while pending:
+        approvals = {item.call_id: _ask(chat, item) for item in pending}
+        result = runner.run(_resume(chat, approvals))
+        if result.output not in ("", None):
+            print(format_output(result.output), flush=True)
+        pending = result.interruptions if result.stop_reason == "interrupted" else []
+
+
+def _ask(chat: _Chat, item: Interruption) -> bool | str:
+    chat.stderr.print(Text(describe_interruption(item), style="yellow"), soft_wrap=True)
+    print("approve? [y/N/reason] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = input()
+    except EOFError:
+        answer = ""
+    return parse_approval(answer)
+
+
+def parse_approval(answer: str) -> bool | str:
+    """`y`/`yes` approve; empty, `n`/`no` refuse; any other text refuses with that reason."""
+    text = answer.strip()
+    if text.lower() in ("y", "yes"):
+        return True
+    if text.lower() in ("", "n", "no"):
+        return False
+    return text
+
+
+async def _resume(chat: _Chat, approvals: dict[str, bool | str]) -> RunResult:
+    seen = await chat.store.events(chat.session_id)
+    result = await chat.agent.resume(chat.session_id, approvals=approvals, store=chat.store)
+    after = (seen[-1].seq or 0) if seen else 0
+    for event in await chat.store.events(chat.session_id, after_seq=after):
+        if event.kind == "status":
+            chat.stderr.print(status_line(event), soft_wrap=True)
+    return result
+
+
+async def _pending_interruptions(chat: _Chat) -> list[Interruption]:
+    """Find the calls of an existing session still paused for approval (none for a new one)."""
+    try:
+        log = await chat.store.events(chat.session_id)
+    except SessionNotFound:
+        return []
+    messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
+    reasons = {e.metadata["interrupted"]["call_id"]: e.metadata["interrupted"].get("reason", "")
+               for e in log if e.kind == "status" and isinstance(e.metadata.get("interrupted"), dict)}
+    return [Interruption(call_id=c.id, name=c.name, arguments=c.arguments, reason=reasons.get(c.id, ""))
+            for c in open_calls(messages)]
+
+
+async def _close(chat: _Chat) -> None:
+    await chat.agent.close()
+    await chat.store.aclose()

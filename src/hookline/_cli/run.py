@@ -1,0 +1,110 @@
+"""`hookline run`: one prompt, its answer on stdout, its status lines on stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from hookline._cli.exits import ExitCode
+from hookline._cli.render import StatusLines
+from hookline._cli.setup import LOCAL_MODEL_NOTE, build_agent, open_store, store_location, uses_local_default
+from hookline.agent import Agent, Interruption, PromptRequest, RunResult
+from hookline.messages import ToolCallPart
+from hookline.status import describe_call
+
+__all__ = ["RunOptions", "describe_interruption", "format_output", "note_local_model", "run_command"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of `hookline run`."""
+
+    prompt: str
+    agent: str | None = None
+    model: str | None = None
+    session: str | None = None
+    db: str | None = None
+    json: bool = False
+    max_turns: int | None = None
+    quiet: bool = False
+
+
+def run_command(options: RunOptions) -> ExitCode:
+    """Run the prompt; return the exit code (errors propagate to `report_errors`)."""
+    prompt = sys.stdin.read() if options.prompt == "-" else options.prompt
+    agent = build_agent(options.agent, options.model)
+    stderr = Console(stderr=True, highlight=False)
+    if uses_local_default(agent, options.model):
+        note_local_model(stderr)
+    result = asyncio.run(_run(agent, prompt, options, stderr))
+    if not options.json and result.output not in ("", None):
+        print(format_output(result.output), flush=True)
+    if result.stop_reason == "interrupted":
+        for item in result.interruptions:
+            stderr.print(Text(describe_interruption(item), style="yellow"), soft_wrap=True)
+        stderr.print(_resume_hint(options), soft_wrap=True)
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK
+
+
+def _resume_hint(options: RunOptions) -> str:
+    if options.session is None:
+        return "without --session the run cannot be resumed: run it again with --session ID"
+    command = ["hookline", "chat", "--session", options.session]
+    for flag, value in (("--agent", options.agent), ("--model", options.model), ("--db", options.db)):
+        if value is not None:
+            command += [flag, value]
+    return "approve or refuse with: " + shlex.join(command)
+
+
+def note_local_model(stderr: Console) -> None:
+    """Print the one line saying the run uses the tiny offline model, and how to configure a real one."""
+    stderr.print(Text(LOCAL_MODEL_NOTE, style="yellow"), soft_wrap=True)
+
+
+async def _run(agent: Agent, prompt: str, options: RunOptions, stderr: Console) -> RunResult:
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(agent.close)
+        request = agent.prompt(prompt)
+        if options.max_turns is not None:
+            request.multi_turn(options.max_turns)
+        if options.session is not None:
+            store = open_store(store_location(options.db))
+            stack.push_async_callback(store.aclose)
+            request.session(options.session, store=store)
+        return await _consume(request, options, stderr)
+
+
+async def _consume(request: PromptRequest, options: RunOptions, stderr: Console) -> RunResult:
+    with StatusLines(stderr, quiet=options.quiet or options.json) as status:
+        async for event in request.stream():
+            if event.kind == "status":
+                status.show(event)
+            if options.json and event.kind != "delta":
+                print(event.model_dump_json(), flush=True)
+    assert request.result is not None, "stream() sets the result when it ends"
+    return request.result
+
+
+def format_output(output: Any) -> str:
+    """Render the final answer as text: a string as it is, anything else as JSON."""
+    if isinstance(output, str):
+        return output
+    if hasattr(output, "model_dump_json"):
+        return str(output.model_dump_json())
+    return json.dumps(output, default=str)
+
+
+def describe_interruption(item: Interruption) -> str:
+    """Describe a paused call: `paused add(a=1, b=2) [call c1] for approval: reason`."""
+    call = ToolCallPart(id=item.call_id, name=item.name, arguments=item.arguments)
+    shown = describe_call(call, inputs=True).removeprefix("running ")
+    return f"paused {shown} [call {item.call_id}] for approval" + (f": {item.reason}" if item.reason else "")

@@ -1,0 +1,89 @@
+"""`hookline sessions list|show|rm|export`: read and delete stored sessions.
+
+Reading never creates a database: a SQLite file that does not exist holds no sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from rich.console import Console
+
+from hookline._cli.render import event_lines, sessions_table
+from hookline._cli.setup import is_postgres, open_store, store_location
+from hookline.errors import SessionNotFound
+from hookline.sessions import Session, SessionStore
+
+__all__ = ["export_session", "list_sessions", "remove_session", "show_session"]
+
+T = TypeVar("T")
+
+
+def _with_store(db: str | None, session_id: str | None, action: Callable[[SessionStore], Awaitable[T]]) -> T | None:
+    """Run `action` on the store; None when a SQLite file that does not exist is read."""
+    location = store_location(db)
+    if not is_postgres(location) and not os.path.exists(location):
+        if session_id is not None:
+            raise SessionNotFound(session_id)
+        return None
+
+    async def run() -> T:
+        store = open_store(location)
+        try:
+            return await action(store)
+        finally:
+            await store.aclose()
+
+    return asyncio.run(run())
+
+
+def list_sessions(db: str | None, *, as_json: bool, console: Console) -> None:
+    """Print the sessions, newest first: a table, or one JSON object a line."""
+
+    async def fetch(store: SessionStore) -> list[Session]:
+        return await store.list()
+
+    sessions = _with_store(db, None, fetch) or []
+    if as_json:
+        for session in sessions:
+            print(session.model_dump_json(exclude={"events"}), flush=True)
+    elif sessions:
+        console.print(sessions_table(sessions), soft_wrap=True)
+    else:
+        Console(stderr=True).print(f"no sessions in {store_location(db)}", style="dim", soft_wrap=True)
+
+
+def show_session(db: str | None, session_id: str, *, console: Console) -> None:
+    """Print a session's log: messages by role, status lines dim with their source."""
+
+    async def fetch(store: SessionStore) -> Session:
+        return await store.get(session_id)
+
+    session = _with_store(db, session_id, fetch)
+    assert session is not None
+    console.print(f"session {session.id}  user {session.user}  app {session.app}", style="bold", soft_wrap=True)
+    for event in session.events:
+        for line in event_lines(event):
+            console.print(line, soft_wrap=True)
+
+
+def export_session(db: str | None, session_id: str) -> None:
+    """Print a session's whole log (view `all`) as JSON lines of `Event`."""
+
+    async def fetch(store: SessionStore) -> None:
+        for event in await store.events(session_id, view="all"):
+            print(event.model_dump_json(), flush=True)
+
+    _with_store(db, session_id, fetch)
+
+
+def remove_session(db: str | None, session_id: str) -> None:
+    """Delete a session and its log."""
+
+    async def delete(store: SessionStore) -> None:
+        await store.delete(session_id)
+
+    _with_store(db, session_id, delete)

@@ -1,0 +1,71 @@
+"""Agents for the CLI tests, loaded by `hookline run --agent <this file>:<name>`.
+
+Each is backed by a `FunctionModel` script, so the CLI runs the real loop offline.
+"""
+
+from __future__ import annotations
+
+from hookline import Agent, HookPoint, State, ToolCallPart, hook, tool
+from hookline.models import FunctionModel, ModelRequest, ModelResponse
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def transfer(amount: int) -> str:
+    """Send money (needs approval)."""
+    return f"sent {amount}"
+
+
+def _results(request: ModelRequest) -> list[str]:
+    return [r.content for m in request.messages for r in m.tool_results]
+
+
+def _add_script(request: ModelRequest) -> ModelResponse:
+    # One tool call per user prompt, then an answer built from its result.
+    last = request.messages[-1]
+    if last.role == "user":
+        return ModelResponse(tool_calls=[ToolCallPart(id=f"c{len(request.messages)}", name="add",
+                                                      arguments={"a": 2, "b": 3})])
+    return ModelResponse(text=f"the sum is {_results(request)[-1]}")
+
+
+def _transfer_script(request: ModelRequest) -> ModelResponse:
+    if request.messages[-1].role == "user":
+        return ModelResponse(tool_calls=[ToolCallPart(id="t1", name="transfer", arguments={"amount": 10})])
+    return ModelResponse(text=f"outcome: {_results(request)[-1]}")
+
+
+def _loop_script(request: ModelRequest) -> ModelResponse:
+    call = ToolCallPart(id=f"l{len(request.messages)}", name="add", arguments={"a": 1, "b": 1})
+    return ModelResponse(tool_calls=[call])
+
+
+@hook
+def _needs_approval(state: State) -> None:
+    for call in state.tool_calls:
+        if call.name == "transfer":
+            state.interrupt(call.id, "moves money")
+
+
+@hook
+def _broken(state: State) -> None:
+    raise RuntimeError("the hook broke")
+
+
+agent = Agent("tester", model=FunctionModel(_add_script, name="scripted"), tools=[add])
+guarded = Agent("guarded", model=FunctionModel(_transfer_script, name="scripted"), tools=[transfer],
+                hooks={HookPoint.BEFORE_TOOL: [_needs_approval]})
+looping = Agent("looping", model=FunctionModel(_loop_script, name="scripted"), tools=[add])
+failing = Agent("failing", model=FunctionModel(_add_script, name="scripted"), tools=[add],
+                hooks={HookPoint.BEFORE_LLM: [_broken]})
+not_an_agent = 42
+
+
+def make_agent() -> Agent:
+    """A factory: the CLI calls it."""
+    return Agent("made", model=FunctionModel(_add_script, name="scripted"), tools=[add])

@@ -1,0 +1,387 @@
+"""The `hookline` CLI through typer's CliRunner, on FunctionModel agents and real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from hookline import Event, ToolCallPart
+from hookline._cli.exits import ExitCode, exit_code_for, one_line
+from hookline._cli.serve import check_host, is_loopback, load_tokens
+from hookline.cli import app
+from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, SessionNotFound
+from hookline.models import FunctionModel, ModelRequest, ModelResponse, register_provider
+
+AGENTS = Path(__file__).with_name("agents.py")
+POSTGRES = os.environ.get("HOOKLINE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
+_ENV = ("HOOKLINE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HOOKLINE_DATABASE_URL", "HOOKLINE_DB",
+        "HOOKLINE_TOKENS", "HOOKLINE_TOKENS_FILE", "HOOKLINE_LOCAL_MODEL")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "sessions.db")
+
+
+def invoke(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(app, list(args), input=input)
+
+
+def agent_ref(name: str) -> str:
+    return f"{AGENTS}:{name}"
+
+
+def events_of(stdout: str) -> list[Event]:
+    return [Event.model_validate_json(line) for line in stdout.splitlines()]
+
+
+# --- run ----------------------------------------------------------------------------------
+
+
+def test_run_prints_the_answer_on_stdout_and_status_on_stderr() -> None:
+    result = invoke("run", "What is 2+3?", "--agent", agent_ref("agent"))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "the sum is 5\n"
+    assert "[agent] turn 1: calling model" in result.stderr
+    assert "[tool] running add(a=2, b=3)" in result.stderr
+    assert "[tool] add returned 5" in result.stderr
+    assert "[llm] scripted answered: 1 tool call" in result.stderr
+
+
+def test_run_quiet_prints_no_status() -> None:
+    result = invoke("run", "2+3?", "--agent", agent_ref("agent"), "--quiet")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "the sum is 5\n", "")
+
+
+def test_run_calls_an_agent_factory() -> None:
+    result = invoke("run", "2+3?", "--agent", agent_ref("make_agent"))
+    assert (result.exit_code, result.stdout) == (0, "the sum is 5\n")
+
+
+def test_run_reads_the_prompt_from_stdin() -> None:
+    result = invoke("run", "-", "--agent", agent_ref("agent"), "--json", input="from stdin\n")
+    assert result.exit_code == 0, result.stderr
+    assert events_of(result.stdout)[0].text == "from stdin\n"
+
+
+def test_json_prints_the_event_log() -> None:
+    result = invoke("run", "2+3?", "--agent", agent_ref("agent"), "--json")
+    assert result.exit_code == 0, result.stderr
+    events = events_of(result.stdout)
+    assert {e.kind for e in events} == {"message", "status"}
+    messages = [e for e in events if e.kind == "message"]
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[-1].text == "the sum is 5"
+    assert any(e.source == "tool" and e.text == "running add(a=2, b=3)" for e in events)
+    assert result.stderr == ""
+
+
+def test_json_with_a_session_prints_stored_events(db: str) -> None:
+    result = invoke("run", "2+3?", "--agent", agent_ref("agent"), "--json", "--session", "s1", "--db", db)
+    assert result.exit_code == 0, result.stderr
+    events = events_of(result.stdout)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert {e.session_id for e in events} == {"s1"}
+
+
+def _default_agent_script(request: ModelRequest) -> ModelResponse:
+    assert request.messages[0].role == "system"
+    assert {t.name for t in request.tools} == {"add", "multiply", "current_time"}
+    results = [r for m in request.messages for r in m.tool_results]
+    if not results:
+        return ModelResponse(tool_calls=[ToolCallPart(id="m1", name="multiply", arguments={"a": 6, "b": 7})])
+    return ModelResponse(text=f"6*7={results[0].content}")
+
+
+def test_the_default_agent_calls_its_builtin_tools() -> None:
+    register_provider("clitest", lambda name: FunctionModel(_default_agent_script, name=name))
+    result = invoke("run", "What is 6*7? Use the multiply tool.", "--model", "clitest:scripted")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "6*7=42\n"
+    assert "[tool] running multiply(a=6, b=7)" in result.stderr
+    assert "note:" not in result.stderr
+
+
+def test_the_time_tool_answers_in_utc() -> None:
+    from hookline._cli.builtins import current_time
+
+    assert current_time.function().endswith("+00:00")
+
+
+# --- errors and exit codes ----------------------------------------------------------------
+
+
+def assert_one_error_line(result: Result, code: int, *needles: str) -> None:
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_model_prefix_is_a_usage_error() -> None:
+    result = invoke("run", "hi", "--model", "nope:some-model")
+    assert_one_error_line(result, 2, "unknown model provider 'nope'", "openai")
+    assert result.stdout == ""
+
+
+def test_model_without_prefix_is_a_usage_error() -> None:
+    assert_one_error_line(invoke("run", "hi", "--model", "gpt-4o-mini"), 2, "provider:model")
+
+
+def test_no_model_available_says_what_to_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No provider configured, and the offline model pointed at a file that does not exist.
+    monkeypatch.setenv("HOOKLINE_LOCAL_MODEL", str(tmp_path / "missing.gguf"))
+    result = invoke("run", "hi")
+    assert_one_error_line(result, 2, "HOOKLINE_MODEL=openai:gpt-4o-mini", "OPENAI_API_KEY", "--model")
+
+
+def test_model_option_with_agent_is_a_usage_error() -> None:
+    result = invoke("run", "hi", "--agent", agent_ref("agent"), "--model", "openai:gpt-4o-mini")
+    assert_one_error_line(result, 2, "--model")
+
+
+@pytest.mark.parametrize(
+    ("ref", "needle"),
+    [
+        (agent_ref("not_an_agent"), "not a hookline Agent"),
+        (agent_ref("missing"), "has no attribute 'missing'"),
+        ("no_such_module_hookline:agent", "cannot import 'no_such_module_hookline'"),
+        ("/no/such/file.py:agent", "does not exist"),
+    ],
+)
+def test_bad_agent_reference_is_a_usage_error(ref: str, needle: str) -> None:
+    assert_one_error_line(invoke("run", "hi", "--agent", ref), 2, needle)
+
+
+def test_a_failing_hook_fails_the_run() -> None:
+    result = invoke("run", "hi", "--agent", agent_ref("failing"), "--quiet")
+    assert_one_error_line(result, 1, "hook", "before_llm", "the hook broke")
+
+
+def test_debug_shows_the_traceback() -> None:
+    result = invoke("run", "hi", "--agent", agent_ref("failing"), "--quiet", "--debug")
+    assert result.exit_code == 1
+    assert "Traceback" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_too_many_turns_fails_the_run() -> None:
+    result = invoke("run", "hi", "--agent", agent_ref("looping"), "--max-turns", "2", "--quiet")
+    assert_one_error_line(result, 1, "2 model calls", "--max-turns")
+
+
+def test_bad_max_turns_is_a_usage_error() -> None:
+    assert invoke("run", "hi", "--max-turns", "0").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (ConfigError("x"), ExitCode.USAGE),
+        (SessionNotFound("s"), ExitCode.SESSION),
+        (SessionBusy("s"), ExitCode.SESSION),
+        (ModelError("x"), ExitCode.RUN_FAILED),
+        (HookError("x", hook="h", point="before_llm"), ExitCode.RUN_FAILED),
+        (RuntimeError("x"), ExitCode.RUN_FAILED),
+        (KeyboardInterrupt(), ExitCode.CTRL_C),
+    ],
+)
+def test_exit_codes(error: BaseException, code: ExitCode) -> None:
+    assert exit_code_for(error) == code
+
+
+def test_one_line_joins_lines() -> None:
+    assert one_line("install with\n  pip install x\n\nor not") == "install with pip install x or not"
+
+
+# --- interruptions and chat ---------------------------------------------------------------
+
+
+def test_an_interrupted_run_exits_4_and_chat_resumes_it(db: str) -> None:
+    result = invoke("run", "pay", "--agent", agent_ref("guarded"), "--session", "pay", "--db", db, "--quiet")
+    assert result.exit_code == 4, result.stderr
+    assert "paused transfer(amount=10) [call t1] for approval: moves money" in result.stderr
+    resume = shlex.join(["hookline", "chat", "--session", "pay", "--agent", agent_ref("guarded"), "--db", db])
+    assert f"approve or refuse with: {resume}" in result.stderr
+
+    chat = invoke("chat", "--agent", agent_ref("guarded"), "--session", "pay", "--db", db, input="y\n")
+    assert chat.exit_code == 0, chat.stderr
+    assert "outcome: sent 10" in chat.stdout
+    assert "approve? [y/N/reason]" in chat.stderr
+
+
+def test_chat_refuses_a_call_with_a_reason(db: str) -> None:
+    chat = invoke("chat", "--agent", agent_ref("guarded"), "--session", "c", "--db", db, input="pay\ntoo much\n")
+    assert chat.exit_code == 0, chat.stderr
+    assert "outcome: the user refused the call to transfer: too much" in chat.stdout
+
+
+def test_chat_streams_answers_on_a_new_session(db: str) -> None:
+    chat = invoke("chat", "--agent", agent_ref("agent"), "--db", db, input="hello\n\nagain\nexit\nignored\n")
+    assert chat.exit_code == 0, chat.stderr
+    assert chat.stdout.splitlines() == ["the sum is 5", "the sum is 5"]
+    assert "[tool] running add(a=2, b=3)" in chat.stderr
+    session_id = chat.stderr.split("session ", 1)[1].split()[0]
+    export = invoke("sessions", "export", session_id, "--db", db)
+    assert [e.text for e in events_of(export.stdout) if e.role == "user"] == ["hello", "again"]
+
+
+def test_chat_reports_a_failed_turn_and_goes_on(db: str) -> None:
+    chat = invoke("chat", "--agent", agent_ref("failing"), "--db", db, input="one\ntwo\n")
+    assert chat.exit_code == 0
+    assert chat.stderr.count("error: hook") == 2
+
+
+# --- sessions -----------------------------------------------------------------------------
+
+
+def test_sessions_list_show_export_rm(db: str) -> None:
+    for prompt in ("first", "second"):
+        assert invoke("run", prompt, "--agent", agent_ref("agent"), "--session", "s1", "--db", db).exit_code == 0
+    assert invoke("run", "other", "--agent", agent_ref("agent"), "--session", "s2", "--db", db).exit_code == 0
+
+    listed = invoke("sessions", "list", "--db", db)
+    assert listed.exit_code == 0
+    assert "s1" in listed.stdout
+    assert "s2" in listed.stdout
+    as_json = [json.loads(line) for line in invoke("sessions", "list", "--db", db, "--json").stdout.splitlines()]
+    assert sorted(s["id"] for s in as_json) == ["s1", "s2"]
+
+    shown = invoke("sessions", "show", "s1", "--db", db)
+    assert shown.exit_code == 0
+    assert "user: first" in shown.stdout
+    assert "user: second" in shown.stdout
+    assert "[llm] scripted answered" in shown.stdout
+    assert "→ add(a=2, b=3)" in shown.stdout
+    assert "← add: 5" in shown.stdout
+
+    exported = events_of(invoke("sessions", "export", "s1", "--db", db).stdout)
+    assert [e.seq for e in exported] == list(range(1, len(exported) + 1))
+    assert [e.text for e in exported if e.role == "user"] == ["first", "second"]
+
+    assert invoke("sessions", "rm", "s1", "--db", db).exit_code == 0
+    assert "s1" not in invoke("sessions", "list", "--db", db).stdout
+
+
+def test_sessions_use_hookline_db(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOOKLINE_DB", db)
+    assert invoke("run", "x", "--agent", agent_ref("agent"), "--session", "env").exit_code == 0
+    assert "env" in invoke("sessions", "list").stdout
+
+
+def test_default_db_is_in_the_working_directory(tmp_path: Path) -> None:
+    assert invoke("run", "x", "--agent", agent_ref("agent"), "--session", "here").exit_code == 0
+    assert (tmp_path / "hookline.db").exists()
+
+
+@pytest.mark.parametrize("command", ["show", "rm", "export"])
+def test_missing_session_exits_3(db: str, command: str) -> None:
+    assert invoke("run", "x", "--agent", agent_ref("agent"), "--session", "exists", "--db", db).exit_code == 0
+    assert_one_error_line(invoke("sessions", command, "nope", "--db", db), 3, "'nope' not found")
+
+
+def test_missing_database_reads_as_empty(tmp_path: Path) -> None:
+    missing = str(tmp_path / "none.db")
+    listed = invoke("sessions", "list", "--db", missing)
+    assert (listed.exit_code, listed.stdout) == (0, "")
+    assert "no sessions" in listed.stderr
+    assert_one_error_line(invoke("sessions", "show", "x", "--db", missing), 3)
+    assert not Path(missing).exists()
+
+
+def _postgres(statement: str) -> bool:
+    import asyncio
+
+    import asyncpg  # type: ignore[import-untyped]
+
+    async def execute() -> None:
+        connection = await asyncpg.connect(f"{POSTGRES}/postgres", timeout=5)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    try:
+        asyncio.run(execute())
+    except (OSError, asyncpg.PostgresError):
+        return False
+    return True
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    name = f"hookline_cli_{uuid.uuid4().hex[:12]}"
+    if not _postgres(f'CREATE DATABASE "{name}"'):
+        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES}")
+    yield f"{POSTGRES}/{name}"
+    _postgres(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_sessions_go_to_postgres_when_hookline_database_url_is_set(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOOKLINE_DATABASE_URL", postgres_url)
+    assert invoke("run", "x", "--agent", agent_ref("agent"), "--session", "pg", "--quiet").exit_code == 0
+    assert "pg" in invoke("sessions", "list").stdout
+    assert "user: x" in invoke("sessions", "show", "pg").stdout
+    assert not (tmp_path / "hookline.db").exists()
+    assert invoke("sessions", "rm", "pg").exit_code == 0
+    assert invoke("sessions", "show", "pg").exit_code == 3
+
+
+# --- serve (its checks; serving itself is tested in test_cli_subprocess.py) ---------------
+
+
+def test_serve_refuses_a_public_host_without_tokens() -> None:
+    result = invoke("serve", agent_ref("agent"), "--host", "0.0.0.0")
+    assert_one_error_line(result, 2, "0.0.0.0", "HOOKLINE_TOKENS")
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("127.1.2.3", True), ("::1", True),
+                                                ("localhost", True), ("0.0.0.0", False), ("10.0.0.1", False),
+                                                ("example.com", False)])
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOOKLINE_TOKENS", "a:alice,b:bob")
+    path = tmp_path / "tokens"
+    path.write_text("# comment\nc:carol\n", encoding="utf-8")
+    tokens = load_tokens(path)
+    assert tokens == {"a": "alice", "b": "bob", "c": "carol"}
+    check_host("0.0.0.0", tokens)
+    with pytest.raises(ConfigError, match="tokens"):
+        load_tokens(tmp_path / "missing")
+
+
+def test_serve_with_a_bad_tokens_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "tokens"
+    path.write_text("no-separator\n", encoding="utf-8")
+    result = invoke("serve", "--tokens-file", str(path))
+    assert_one_error_line(result, 2, "token:user")
+    assert "no-separator" not in result.stderr
+
+
+def test_help_lists_the_commands() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("run", "chat", "serve", "sessions"):
+        assert command in result.stdout
