@@ -191,26 +191,33 @@ class Agent:
         """Start building a run on `prompt`; await it, `.run_sync()` it or `.stream()` it."""
         return PromptRequest(self, prompt)
 
-    async def resume(
+    def resume(
         self,
         session_id: str,
         approvals: Mapping[str, bool | str] | None = None,
         *,
         user: str = "default",
         store: SessionStore | None = None,
-    ) -> RunResult:
-        """Continue an interrupted run from its session log.
+        wait: float = 5.0,
+    ) -> PromptRequest:
+        """Continue an interrupted run from its session log: await it, `.run_sync()` or `.stream()` it.
 
         Args:
             session_id: The session of the interrupted run.
-            approvals: `{call_id: True}` runs a call; `False` or a reason string refuses it.
+            approvals: `{call_id: True}` runs a call; `False` or a reason string refuses it;
+                a paused call left out stays paused.
             user: The session's owner.
             store: The session store (default: the agent's).
+            wait: Seconds to wait for another run on this session before `SessionBusy`.
         """
-        from hookline.loop import Run, SessionTarget
-
-        target = SessionTarget(store or self.session_store, session_id, user, create=False)
-        return await Run(self, None, session=target, approvals=dict(approvals or {})).execute()
+        if approvals is not None and not isinstance(approvals, Mapping):
+            raise ConfigError("approvals must be a dict of call id -> True, False or a refusal reason")
+        for call_id, answer in (approvals or {}).items():
+            if not isinstance(answer, bool | str):
+                raise ConfigError(f"approval for call {call_id!r} must be True, False or a reason, not {answer!r}")
+        request = PromptRequest(self, None).session(session_id, user=user, store=store, wait=wait)
+        request._options.approvals, request._options.create = dict(approvals or {}), False
+        return request
 
     def as_tool(self, name: str, description: str) -> Tool:
         """This agent as a tool of another agent: one argument `input: str`, its output the result."""
@@ -301,6 +308,8 @@ class _Options:
     user: str = "default"
     store: SessionStore | None = None
     wait: float = 5.0
+    approvals: dict[str, bool | str] | None = None
+    create: bool = True
 
 
 class PromptRequest:
@@ -309,15 +318,15 @@ class PromptRequest:
     `await request`, `request.run_sync()` or `async for event in request.stream()`.
     """
 
-    def __init__(self, agent: Agent, prompt: str | Message) -> None:
+    def __init__(self, agent: Agent, prompt: str | Message | None) -> None:
         if isinstance(prompt, str):
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: pass the text the agent should answer")
             prompt = Message(role="user", parts=[TextPart(text=prompt)])
-        elif not isinstance(prompt, Message) or prompt.role != "user":
+        elif prompt is not None and (not isinstance(prompt, Message) or prompt.role != "user"):
             raise ConfigError(f"the prompt must be a string or a user Message, not {type(prompt).__name__}")
         self.agent = agent
-        self.message = prompt
+        self.message = prompt  # None for a resumption (`Agent.resume`): the run goes on from the log
         self._options = _Options()
         self.result: RunResult | None = None
         """After `.stream()` finishes: the run's result."""
@@ -360,10 +369,9 @@ class PromptRequest:
         target = None
         if options.session_id is not None:
             store = options.store or self.agent.session_store
-            target = SessionTarget(store, options.session_id, options.user, create=True, wait=options.wait)
-        run = Run(
-            self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target, queue=queue
-        )
+            target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait)
+        run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
+                  queue=queue, approvals=options.approvals)
         return run.execute()
 
     def __await__(self) -> Generator[Any, None, RunResult]:

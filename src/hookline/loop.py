@@ -165,7 +165,7 @@ class Run:
             session = await store.create(app=self.agent.app, user=self.session.user, session_id=sid)
         self.state.data = dict(session.state)
         prompt = await store.events(sid, view="prompt")
-        list.extend(self.state.messages, (Message.model_construct(role=e.role, parts=e.parts) for e in prompt))
+        list.extend(self.state.messages, (e.to_message() for e in prompt))
         if open_calls(self.state.messages):  # a paused or crashed turn: read what happened after its calls
             last_calls = next(e.seq for e in reversed(prompt) if e.role == "assistant")
             self._log_tail = await store.events(sid, view="all", after_seq=(last_calls or 1) - 1)

@@ -198,3 +198,20 @@ async def test_a_new_prompt_closes_calls_left_open(store: SessionStore) -> None:
     seen = model.requests[0].messages
     assert conversation_problem(seen) is None
     assert seen[2].tool_results[0].is_error
+
+
+async def test_resume_streams_like_a_prompt(store: SessionStore) -> None:
+    @hook
+    def ask_first(state: State) -> None:
+        state.interrupt(state.tool_calls[0].id, "check")
+
+    agent = make_agent(store, Recorder(), hooks={"before_tool": [ask_first]})
+    await agent.prompt("add").session("s5")
+    request = agent.resume("s5", approvals={"c1": True})
+    events = [event async for event in request.stream()]
+    assert request.result is not None
+    assert request.result.stop_reason == "completed"
+    assert [e.text for e in events if e.kind == "status" and e.source == "tool"] == [
+        "running add(a=1, b=1)", "add returned 2"]
+    assert events[-2].kind == "message"
+    assert events[-2].text.startswith("sum is")
