@@ -7,7 +7,7 @@ from hookline import Agent, tool, hook, State, HookPoint, RunResult
 ```
 """
 
-from hookline.agent import Agent, Interruption, PromptRequest, RunResult
+from hookline.agent import Agent, PromptRequest
 from hookline.errors import (
     ConfigError,
     HookError,
@@ -21,6 +21,7 @@ from hookline.errors import (
 from hookline.events import Event, StatusOptions
 from hookline.hooks import Hook, HookPoint, hook
 from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.result import Interruption, RunResult
 from hookline.state import State
 from hookline.tools import Tool, tool
 from hookline.usage import Usage

@@ -17,61 +17,26 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import TypeAdapter
 
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hooks import BoundHook, HookPoint, call_optional, normalize_hooks
 from hookline.messages import Message, TextPart
 from hookline.models import Model, ToolSpec, resolve_model
+from hookline.result import Interruption, RunResult
 from hookline.sessions import SessionStore
 from hookline.tools import Tool, ToolFunction, as_tool, to_content
-from hookline.types import StopReason
-from hookline.usage import Usage
 
 if TYPE_CHECKING:
     from hookline.state import State
 
-__all__ = ["Agent", "Interruption", "PromptRequest", "RunResult", "default_model_spec"]
+__all__ = ["Agent", "Interruption", "PromptRequest", "RunResult", "default_model_spec"]  # results re-exported
 
 Instructions = str | Callable[["State"], str] | None
 """A system prompt, or a function of the state returning one (called before every model call)."""
 Toolset = Sequence[Tool | ToolFunction] | Callable[["State"], Sequence[Tool | ToolFunction]] | None
 """Tools, or a function of the state picking them (called before every model call)."""
-
-
-class Interruption(BaseModel):
-    """A tool call paused for human approval."""
-
-    model_config = ConfigDict(extra="forbid")
-    call_id: str
-    """The paused call's id: the key of `approvals` in `Agent.resume`."""
-    name: str
-    """The tool's name."""
-    arguments: dict[str, Any] | str
-    """The arguments the model gave."""
-    reason: str = ""
-    """Why it was paused."""
-
-
-class RunResult(BaseModel):
-    """What a run produced."""
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    output: Any = ""
-    """The final answer: text, or an instance of the agent's `output_type`."""
-    messages: list[Message] = Field(default_factory=list)
-    """This run's messages, in order: the prompt, calls, results, answer (not earlier history)."""
-    stop_reason: StopReason = "completed"
-    """Why the run stopped: completed, hook_exit, interrupted or max_turns."""
-    usage: Usage = Field(default_factory=Usage)
-    """Tokens, model calls and tool calls of this run."""
-    interruptions: list[Interruption] = Field(default_factory=list)
-    """Calls paused for approval (when `stop_reason == "interrupted"`)."""
-    session_id: str | None = None
-    """The session the run was recorded in, if any."""
-    exit_reason: str = ""
-    """The reason a hook gave to `state.control.exit(...)`."""
 
 
 def default_model_spec() -> str:

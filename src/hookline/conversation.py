@@ -11,33 +11,49 @@ from collections.abc import Sequence
 
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 
-__all__ = ["conversation_problem", "open_calls"]
+__all__ = ["conversation_problem", "open_calls", "response_problem"]
 
 
-def conversation_problem(messages: Sequence[Message], *, allow_open_tail: bool = False) -> str | None:
+def conversation_problem(
+    messages: Sequence[Message], *, allow_open_tail: bool = False, pending: Sequence[ToolCallPart] = ()
+) -> str | None:
     """Describe what breaks the invariant in `messages`, or return None when they are valid.
 
     Args:
         messages: The conversation to check.
-        allow_open_tail: Whether the last assistant message may still await its results
-            (true while tools are pending, in `before_tool`).
+        allow_open_tail: Whether the last assistant message may still await its results.
+        pending: Calls whose results the loop is about to append (in a tool turn): the
+            conversation must be valid once they are, so the calls must be last and open.
     """
-    pending: dict[str, str] = {}
+    if pending:
+        upcoming = [
+            Message.model_construct(role="tool", parts=[ToolResultPart.model_construct(call_id=c.id, content="")])
+            for c in pending
+        ]
+        return conversation_problem([*messages, *upcoming], allow_open_tail=allow_open_tail)
+    unanswered: dict[str, str] = {}
     for index, message in enumerate(messages):
         if not isinstance(message, Message):
             return f"messages[{index}] is a {type(message).__name__}, not a Message"
         if message.role == "tool":
-            problem = _answer(pending, message, index)
-        elif pending:
-            missing = ", ".join(sorted(pending))
+            problem = _answer(unanswered, message, index)
+        elif unanswered:
+            missing = ", ".join(sorted(unanswered))
             problem = f"messages[{index}] ({message.role}) comes before the results of call(s) {missing}"
         else:
-            problem = _open(pending, message, index)
+            problem = _open(unanswered, message, index)
         if problem:
             return problem
-    if pending and not allow_open_tail:
-        return f"the conversation ends with unanswered tool call(s) {', '.join(sorted(pending))}"
+    if unanswered and not allow_open_tail:
+        return f"the conversation ends with unanswered tool call(s) {', '.join(sorted(unanswered))}"
     return None
+
+
+def response_problem(messages: Sequence[Message], response: object) -> str | None:
+    """What is wrong with `response` as the model's next message after `messages`, or None."""
+    if not isinstance(response, Message) or response.role != "assistant":
+        return f"state.response must be an assistant Message, not {response!r:.80}"
+    return conversation_problem([*messages, response], allow_open_tail=True)
 
 
 def _answer(pending: dict[str, str], message: Message, index: int) -> str | None:

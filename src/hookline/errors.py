@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hookline.agent import RunResult
+    from hookline.result import RunResult
 
 __all__ = [
     "ConfigError",

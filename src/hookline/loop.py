@@ -19,20 +19,22 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from hookline.conversation import conversation_problem, open_calls
+from hookline.conversation import conversation_problem, open_calls, response_problem
 from hookline.errors import HookError, MaxTurnsExceeded, ModelError, SessionNotFound
 from hookline.events import Event
 from hookline.hooks import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models import ModelRequest, ModelResponse, ResponseDone, TextDelta
 from hookline.recorder import Recorder
+from hookline.result import Interruption, RunResult
 from hookline.state import Decision, State
-from hookline.status import current_capture, describe_call, describe_result, install_log_capture
+from hookline.status import describe_answer, describe_call, describe_result
+from hookline.tool_runner import ToolRunner
 from hookline.tools import Tool, error_result
 from hookline.types import StatusSource, StopReason
 
 if TYPE_CHECKING:
-    from hookline.agent import Agent, RunResult
+    from hookline.agent import Agent
     from hookline.sessions import SessionStore
 
 __all__ = ["Run", "SessionTarget"]
@@ -83,6 +85,7 @@ class Run:
         self.retried_output = False
         status = agent.status
         self._status_on = {s: self.recorder.active and status.wants(s) for s in ("agent", "llm", "tool")}
+        self.runner = ToolRunner(agent.tool_concurrency, self._capture_log if self._status_on["tool"] else None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._log_tail: list[Event] = []
@@ -250,7 +253,7 @@ class Run:
         usage = self.state.usage
         usage.add(response.usage)
         usage.model_calls += 1
-        self._status("llm", lambda: _describe_answer(model.name, response, time.perf_counter() - started))
+        self._status("llm", lambda: describe_answer(model.name, response, time.perf_counter() - started))
         return response
 
     async def _ask_streaming(self, request: ModelRequest) -> ModelResponse:
@@ -284,7 +287,7 @@ class Run:
                 self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
                              author=call.name, call_id=call.id, started=True, force=True)
             await self.recorder.flush()
-        self._ran = ran = dict(zip((c.id for c in to_run), await self._run_calls(to_run), strict=True))
+        self._ran = ran = dict(zip((c.id for c in to_run), await self.runner.run(self.tools, to_run), strict=True))
         results = await self._after_tools(calls, decisions, ran)
         self._append_results(results)
         self._turn_calls = []
@@ -292,36 +295,6 @@ class Run:
             self._record_interruptions(calls, decisions)
         else:
             self._release_injections()
-
-    async def _run_calls(self, calls: list[ToolCallPart]) -> list[ToolResultPart]:
-        if len(calls) < 2 or self.agent.tool_concurrency == 1 or not any(
-            (t := self.tools.get(c.name)) is not None and t.concurrent for c in calls
-        ):
-            return [await self._call(c) for c in calls]
-        limit = self.agent.tool_concurrency
-        if limit >= len(calls):
-            return list(await asyncio.gather(*(self._call(c) for c in calls)))
-        semaphore = asyncio.Semaphore(limit)
-
-        async def bounded(call: ToolCallPart) -> ToolResultPart:
-            async with semaphore:
-                return await self._call(call)
-
-        return list(await asyncio.gather(*(bounded(c) for c in calls)))
-
-    async def _call(self, call: ToolCallPart) -> ToolResultPart:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            available = ", ".join(self.tools) or "none"
-            return error_result(call, f"unknown tool {call.name!r}; available tools: {available}")
-        if not self._status_on["tool"]:
-            return await tool.answer(call)
-        install_log_capture()
-        token = current_capture.set(partial(self._capture_log, call))
-        try:
-            return await tool.answer(call)
-        finally:
-            current_capture.reset(token)
 
     def _capture_log(self, call: ToolCallPart, record: logging.LogRecord) -> None:
         event = Event.status(call.name, "tool", f"{record.levelname.lower()}: {record.getMessage()}",
@@ -348,8 +321,6 @@ class Run:
         return results
 
     def _record_interruptions(self, calls: list[ToolCallPart], decisions: dict[str, Decision]) -> None:
-        from hookline.agent import Interruption
-
         for call in calls:
             decision = decisions.get(call.id)
             if decision is None or decision.action != "interrupt":
@@ -441,18 +412,10 @@ class Run:
         """The conversation as the model will get it must stay valid after each hook."""
         state = self.state
         state.messages.changed = False
-        upcoming: list[Message] = [
-            Message.model_construct(role="tool", parts=[ToolResultPart.model_construct(call_id=c.id, content="")])
-            for c in self._turn_calls
-        ]
         if point is HookPoint.AFTER_LLM:
-            response = state.response
-            if not isinstance(response, Message) or response.role != "assistant":
-                problem: str | None = f"state.response must be an assistant Message, not {response!r:.80}"
-            else:
-                problem = conversation_problem([*state.messages, response], allow_open_tail=True)
+            problem = response_problem(state.messages, state.response)
         else:
-            problem = conversation_problem([*state.messages, *upcoming])
+            problem = conversation_problem(state.messages, pending=self._turn_calls)
         if problem:
             raise HookError(f"hook {hook_name!r} at {point.value} broke the conversation: {problem}",
                             hook=hook_name, point=point.value)
@@ -486,17 +449,9 @@ class Run:
             self.recorder.add(Event.status(author or self.agent.name, source, line, **metadata))
 
     def _result(self) -> RunResult:
-        from hookline.agent import RunResult
-
         return RunResult.model_construct(
             output=self.output, messages=self.new_messages, stop_reason=self.stop_reason or "completed",
             usage=self.state.usage, interruptions=self.interruptions,
             session_id=self.state.session_id, exit_reason=self.state.control.exit_reason,
         )
 
-
-def _describe_answer(model_name: str, response: ModelResponse, seconds: float) -> str:
-    calls = len(response.tool_calls)
-    what = f"{calls} tool call{'s' if calls != 1 else ''}" if calls else "text"
-    tokens = response.usage.total_tokens
-    return f"{model_name} answered: {what}, {tokens} tokens, {seconds * 1000:.0f} ms"

@@ -1,0 +1,47 @@
+"""What a run produces: `RunResult`, and the `Interruption`s of a paused run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hookline.messages import Message
+from hookline.types import StopReason
+from hookline.usage import Usage
+
+__all__ = ["Interruption", "RunResult"]
+
+
+class Interruption(BaseModel):
+    """A tool call paused for human approval."""
+
+    model_config = ConfigDict(extra="forbid")
+    call_id: str
+    """The paused call's id: the key of `approvals` in `Agent.resume`."""
+    name: str
+    """The tool's name."""
+    arguments: dict[str, Any] | str
+    """The arguments the model gave."""
+    reason: str = ""
+    """Why it was paused."""
+
+
+class RunResult(BaseModel):
+    """What a run produced."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    output: Any = ""
+    """The final answer: text, or an instance of the agent's `output_type`."""
+    messages: list[Message] = Field(default_factory=list)
+    """This run's messages, in order: the prompt, calls, results, answer (not earlier history)."""
+    stop_reason: StopReason = "completed"
+    """Why the run stopped: completed, hook_exit, interrupted or max_turns."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens, model calls and tool calls of this run."""
+    interruptions: list[Interruption] = Field(default_factory=list)
+    """Calls paused for approval (when `stop_reason == "interrupted"`)."""
+    session_id: str | None = None
+    """The session the run was recorded in, if any."""
+    exit_reason: str = ""
+    """The reason a hook gave to `state.control.exit(...)`."""

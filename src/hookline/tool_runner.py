@@ -1,0 +1,71 @@
+"""`ToolRunner`: runs the tool calls of one model turn.
+
+Calls run concurrently, up to a limit, when their tools can overlap (async tools, or
+synchronous ones marked `thread=True`); a plain synchronous tool is just called, since it
+could not overlap anyway and a task would only cost time. Results come back in the order
+of the calls, whatever the order of completion. Every failure is already a result (see
+`Tool.answer`); an unknown tool name becomes one here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from functools import partial
+
+from hookline.messages import ToolCallPart, ToolResultPart
+from hookline.status import current_capture, install_log_capture
+from hookline.tools import Tool, error_result
+
+__all__ = ["LogSink", "ToolRunner"]
+
+LogSink = Callable[[ToolCallPart, logging.LogRecord], None]
+"""Receives each log record a tool emits, with the call that emitted it."""
+
+
+class ToolRunner:
+    """Runs tool calls with bounded concurrency.
+
+    Args:
+        concurrency: How many calls may run at once.
+        on_log: Where log records emitted during a call go, or None to not capture them.
+    """
+
+    __slots__ = ("concurrency", "on_log")
+
+    def __init__(self, concurrency: int, on_log: LogSink | None) -> None:
+        self.concurrency = concurrency
+        self.on_log = on_log
+        if on_log is not None:
+            install_log_capture()
+
+    async def run(self, tools: dict[str, Tool], calls: list[ToolCallPart]) -> list[ToolResultPart]:
+        """Answer `calls` with `tools`; the results in call order."""
+        if len(calls) < 2 or self.concurrency == 1 or not any(
+            (t := tools.get(c.name)) is not None and t.concurrent for c in calls
+        ):
+            return [await self.call(tools, c) for c in calls]
+        if self.concurrency >= len(calls):
+            return list(await asyncio.gather(*(self.call(tools, c) for c in calls)))
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def bounded(call: ToolCallPart) -> ToolResultPart:
+            async with semaphore:
+                return await self.call(tools, call)
+
+        return list(await asyncio.gather(*(bounded(c) for c in calls)))
+
+    async def call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
+        """Answer one call; log records it emits go to `on_log`."""
+        tool = tools.get(call.name)
+        if tool is None:
+            available = ", ".join(tools) or "none"
+            return error_result(call, f"unknown tool {call.name!r}; available tools: {available}")
+        if self.on_log is None:
+            return await tool.answer(call)
+        token = current_capture.set(partial(self.on_log, call))
+        try:
+            return await tool.answer(call)
+        finally:
+            current_capture.reset(token)
