@@ -17,12 +17,13 @@ from rich.text import Text
 
 from hookline._cli.exits import ExitCode, error
 from hookline._cli.render import status_line
-from hookline._cli.run import describe_interruption, format_output, note_local_model
+from hookline._cli.run import describe_interruption, note_local_model
 from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
-from hookline.agent import Agent, Interruption, RunResult
+from hookline.agent import Agent, PromptRequest
 from hookline.conversation import open_calls
 from hookline.errors import ConfigError, HooklineError, SessionNotFound
 from hookline.events import Event
+from hookline.result import Interruption, RunResult
 from hookline.sessions import SessionStore
 
 __all__ = ["ChatOptions", "chat_command", "parse_approval"]
@@ -105,6 +106,10 @@ async def _stream(chat: _Chat, line: str) -> RunResult:
     request = chat.agent.prompt(line).session(chat.session_id, store=chat.store)
     if chat.max_turns is not None:
         request.multi_turn(chat.max_turns)
+    return await _show_stream(chat, request)
+
+
+async def _show_stream(chat: _Chat, request: PromptRequest) -> RunResult:
     async for event in request.stream():
         _show(chat, event)
     _end_line(chat)
@@ -131,9 +136,7 @@ def _end_line(chat: _Chat) -> None:
 def _approve_and_resume(runner: asyncio.Runner, chat: _Chat, pending: list[Interruption]) -> None:
     while pending:
         approvals = {item.call_id: _ask(chat, item) for item in pending}
-        result = runner.run(_resume(chat, approvals))
-        if result.output not in ("", None):
-            print(format_output(result.output), flush=True)
+        result = runner.run(_show_stream(chat, chat.agent.resume(chat.session_id, approvals, store=chat.store)))
         pending = result.interruptions if result.stop_reason == "interrupted" else []
 
 
@@ -155,16 +158,6 @@ def parse_approval(answer: str) -> bool | str:
     if text.lower() in ("", "n", "no"):
         return False
     return text
-
-
-async def _resume(chat: _Chat, approvals: dict[str, bool | str]) -> RunResult:
-    seen = await chat.store.events(chat.session_id)
-    result = await chat.agent.resume(chat.session_id, approvals=approvals, store=chat.store)
-    after = (seen[-1].seq or 0) if seen else 0
-    for event in await chat.store.events(chat.session_id, after_seq=after):
-        if event.kind == "status":
-            chat.stderr.print(status_line(event), soft_wrap=True)
-    return result
 
 
 async def _pending_interruptions(chat: _Chat) -> list[Interruption]:

@@ -16,8 +16,9 @@ from rich.text import Text
 from hookline._cli.exits import ExitCode
 from hookline._cli.render import StatusLines
 from hookline._cli.setup import LOCAL_MODEL_NOTE, build_agent, open_store, store_location, uses_local_default
-from hookline.agent import Agent, Interruption, PromptRequest, RunResult
+from hookline.agent import Agent, PromptRequest
 from hookline.messages import ToolCallPart
+from hookline.result import Interruption, RunResult
 from hookline.status import describe_call
 
 __all__ = ["RunOptions", "describe_interruption", "format_output", "note_local_model", "run_command"]
