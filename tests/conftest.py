@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make any connection outside 127.0.0.1 fail: tests never call a real service."""
     real_connect = socket.socket.connect
 
@@ -28,4 +27,3 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    yield

@@ -180,8 +180,8 @@ class Agent:
         for call_id, answer in (approvals or {}).items():
             if not isinstance(answer, bool | str):
                 raise ConfigError(f"approval for call {call_id!r} must be True, False or a reason, not {answer!r}")
-        request = PromptRequest(self, None).session(session_id, user=user, store=store, wait=wait)
-        request._options.approvals, request._options.create = dict(approvals or {}), False
+        request = PromptRequest(self, None).session(session_id, user=user, store=store, wait=wait, create=False)
+        request._options.approvals = dict(approvals or {})
         return request
 
     def as_tool(self, name: str, description: str) -> Tool:
@@ -311,20 +311,28 @@ class PromptRequest:
         return self
 
     def session(
-        self, session_id: str, *, user: str = "default", store: SessionStore | None = None, wait: float = 5.0
+        self,
+        session_id: str,
+        *,
+        user: str = "default",
+        store: SessionStore | None = None,
+        wait: float = 5.0,
+        create: bool = True,
     ) -> PromptRequest:
-        """Load and append to session `session_id` (created if missing).
+        """Load and append to session `session_id`.
 
         Args:
             session_id: The session's id.
             user: Its owner.
             store: The store (default: the agent's `session_store`).
             wait: Seconds to wait for another run on this session before `SessionBusy`.
+            create: Create the session when it is missing (else `SessionNotFound`).
         """
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError(f"session() takes a non-empty session id, not {session_id!r}")
-        self._options.session_id, self._options.user = session_id, user
-        self._options.store, self._options.wait = store, wait
+        options = self._options
+        options.session_id, options.user, options.store, options.wait = session_id, user, store, wait
+        options.create = create
         return self
 
     def _run(self, queue: asyncio.Queue[Event | None] | None = None) -> Any:

@@ -1,0 +1,89 @@
+"""`create_app`: the FastAPI application of a hookline agent (wiring only).
+
+The pieces live beside it: `routes` (the API and the page), `auth` (tokens to users),
+`limits` (the body limit), `runs` (runs that outlive requests), `sse` (the stream
+encoder) and `errors` (failures to answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
+
+from hookline import __version__
+from hookline.agent import Agent
+from hookline.server.auth import AuthMiddleware, tokens_from_env
+from hookline.server.errors import install_error_handlers
+from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.routes import STATIC_DIR, ServerContext, api, public
+from hookline.server.runs import RunManager
+from hookline.sessions import SessionStore
+
+__all__ = ["create_app"]
+
+
+def create_app(
+    agent: Agent,
+    store: SessionStore | None = None,
+    *,
+    tokens: Mapping[str, str] | None = None,
+    max_body_bytes: int = 1_000_000,
+    cors_origins: list[str] | None = None,
+) -> FastAPI:
+    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
+
+    Args:
+        agent: The agent every run uses.
+        store: Where sessions live; default: `agent.session_store`. The app closes it on shutdown.
+        tokens: `{bearer token: user}`. None reads `HOOKLINE_TOKENS` / `HOOKLINE_TOKENS_FILE`
+            (see `hookline.server.auth`); empty (or nothing configured): no tokens, every
+            request is user `"default"`, so bind to loopback only.
+        max_body_bytes: Larger request bodies answer 413.
+        cors_origins: Origins allowed to call the API from a browser; None: CORS is off.
+
+    """
+    context = ServerContext(agent=agent, store=store or agent.session_store, runs=RunManager())
+    app = FastAPI(
+        title="hookline",
+        version=__version__,
+        summary=f"The HTTP API of the hookline agent {agent.name!r}",
+        lifespan=_lifespan(context),
+        redoc_url=None,
+    )
+    app.state.hookline = context
+    install_error_handlers(app)
+    app.include_router(api)
+    app.include_router(public)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, max_body_bytes, cors_origins)
+    return app
+
+
+def _add_middleware(
+    app: FastAPI, tokens: Mapping[str, str], max_body_bytes: int, cors_origins: list[str] | None
+) -> None:
+    # The last added runs first: CORS answers preflights, then the token check, then the body limit.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    app.add_middleware(AuthMiddleware, tokens=tokens)
+    if cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            expose_headers=["Location"],
+        )
+
+
+def _lifespan(context: ServerContext) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await context.runs.aclose()
+        await context.store.aclose()
+
+    return lifespan

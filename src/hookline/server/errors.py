@@ -1,0 +1,117 @@
+"""How failures become HTTP answers: one table, one error body.
+
+Library errors are converted through `_STATUS` (most specific class first, as httpx's
+`map_httpcore_exceptions` does), validation errors become 422 with every problem listed,
+and anything unexpected becomes a 500 that names no internals. Every error answer is an
+`ErrorBody`: `{"error": code, "message": text, ...}`.
+
+A failing hook answers 500 `hook_failed` (its body names the hook and the point): a hook
+is the server owner's code, so its failure is a server error, not the client's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from hookline.errors import (
+    ConfigError,
+    HookError,
+    HooklineError,
+    InvalidEvent,
+    ModelError,
+    SessionBusy,
+    SessionExists,
+    SessionNotFound,
+    StoreError,
+)
+from hookline.server.schemas import ErrorBody, ValidationIssue
+
+__all__ = ["error_body", "error_response", "install_error_handlers", "json_response", "status_of"]
+
+logger = logging.getLogger("hookline.server")
+
+_STATUS: tuple[tuple[type[Exception], int, str], ...] = (
+    (SessionNotFound, 404, "not_found"),
+    (SessionBusy, 409, "busy"),
+    (SessionExists, 409, "exists"),
+    (InvalidEvent, 422, "invalid_event"),
+    (ConfigError, 400, "bad_request"),
+    (ModelError, 502, "model_failed"),
+    (HookError, 500, "hook_failed"),
+    (StoreError, 503, "store_unavailable"),
+)
+_HTTP_CODES = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+
+
+def json_response(body: BaseModel | bytes, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """Answer `body` as JSON serialised by pydantic (`model_dump_json` or a `TypeAdapter`), never by hand."""
+    content = body.model_dump_json() if isinstance(body, BaseModel) else body
+    return Response(content, status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(body: ErrorBody, status: int, headers: dict[str, str] | None = None) -> Response:
+    """Answer an error: its `ErrorBody` as JSON, keys without a value left out."""
+    return json_response(body.model_dump_json(exclude_none=True).encode(), status, headers)
+
+
+def status_of(exc: BaseException) -> tuple[int, str]:
+    """Return the HTTP status and error code for an exception (500 `internal_error` if unknown)."""
+    for kind, status, code in _STATUS:
+        if isinstance(exc, kind):
+            return status, code
+    return 500, "internal_error"
+
+
+def error_body(exc: BaseException) -> tuple[int, ErrorBody]:
+    """Return the status and body answering `exc`; unknown errors say nothing about internals."""
+    status, code = status_of(exc)
+    if code == "internal_error":
+        return status, ErrorBody(error=code, message="internal server error (see the server log)")
+    body = ErrorBody(error=code, message=str(exc))
+    if isinstance(exc, HookError):
+        body.hook, body.point = exc.hook, exc.point
+    if isinstance(exc, ModelError):
+        body.status_code = exc.status_code
+    return status, body
+
+
+async def _library_error(request: Request, exc: Exception) -> Response:
+    status, body = error_body(exc)
+    if status >= 500:
+        logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+    return error_response(body, status)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    issues = [
+        ValidationIssue(loc=[p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+                        msg=str(e.get("msg", "")), type=str(e.get("type", "")))
+        for e in exc.errors()
+    ]
+    summary = "; ".join(f"{'.'.join(map(str, i.loc))}: {i.msg}" for i in issues[:3]) or "invalid request"
+    return error_response(ErrorBody(error="invalid_request", message=summary, detail=issues), 422)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    return error_response(ErrorBody(error=code, message=str(exc.detail)), exc.status_code, dict(exc.headers or {}))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return error_response(ErrorBody(error="internal_error", message="internal server error (see the server log)"), 500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers that turn every failure into an `ErrorBody` answer."""
+    app.add_exception_handler(HooklineError, _library_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

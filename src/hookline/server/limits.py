@@ -1,0 +1,90 @@
+"""The request body limit: a body larger than `max_bytes` answers 413 before any route runs.
+
+A declared `Content-Length` over the limit is refused without reading a byte. A body sent
+without one (chunked) is read up to the limit; past it the rest is read and dropped (up to
+`drain` bytes more, so the client, still sending, can read the 413 rather than see the
+connection reset), then refused. A body within the limit is handed on unchanged.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hookline.server.errors import error_response
+from hookline.server.schemas import ErrorBody
+
+__all__ = ["BodyLimitMiddleware"]
+
+
+class BodyLimitMiddleware:
+    """Refuse request bodies over `max_bytes` with 413.
+
+    Args:
+        app: The application to guard.
+        max_bytes: The largest body accepted, in bytes.
+        drain: How many bytes past the limit of a chunked body are read and dropped before the 413.
+
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, drain: int = 4_000_000) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.drain = drain
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Read the body of an HTTP request up to the limit, then call the application."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+        if declared is not None:
+            if not declared.strip().isdigit():
+                await self._refuse(scope, receive, send, 400, "the Content-Length header is not a number")
+                return
+            if int(declared) > self.max_bytes:
+                await self._refuse(scope, receive, send, 413, self._too_large())
+                return
+        body, messages = 0, []
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            body += len(message.get("body", b""))
+            if body > self.max_bytes:
+                await _drain(receive, message, self.drain)
+                await self._refuse(scope, receive, send, 413, self._too_large())
+                return
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(messages, receive), send)
+
+    def _too_large(self) -> str:
+        return f"the request body is larger than {self.max_bytes} bytes"
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+        code = "too_large" if status == 413 else "bad_request"
+        response = error_response(ErrorBody(error=code, message=message), status, {"Connection": "close"})
+        await response(scope, receive, send)
+
+
+async def _drain(receive: Receive, message: Message, budget: int) -> None:
+    """Read and drop the rest of a body, up to `budget` bytes."""
+    while message.get("more_body", False) and budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """Make a `receive` that answers the messages already read, then reads on (to notice disconnects)."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed

@@ -1,0 +1,205 @@
+"""The HTTP routes: sessions, their events, runs and resumes, health and the web page.
+
+Every `/v1` route takes the user from `current_user` and reaches sessions only through
+`_owned`, which answers 404 for another user's session exactly as for a missing one.
+Runs and resumes answer server-sent events when the client accepts `text/event-stream`,
+and the `RunResult` as JSON otherwise; either way the run itself goes on in the server
+(`RunManager`) if the client goes away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi.responses import FileResponse
+from pydantic import TypeAdapter
+
+from hookline import __version__
+from hookline.agent import Agent, PromptRequest, RunResult
+from hookline.errors import SessionBusy
+from hookline.events import EVENTS_ADAPTER, Event
+from hookline.server.auth import current_user
+from hookline.server.errors import json_response
+from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
+from hookline.server.schemas import MAX_SEQ, CreateSession, ErrorBody, Health, ResumeBody, RunBody
+from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
+from hookline.sessions import Session, SessionStore
+from hookline.types import View
+
+__all__ = ["STATIC_DIR", "ServerContext", "api", "public"]
+
+STATIC_DIR = Path(__file__).with_name("static")
+"""The web page's files."""
+
+_SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
+
+
+@dataclass(frozen=True, slots=True)
+class ServerContext:
+    """What the routes work with: the agent, its session store and the runs going on."""
+
+    agent: Agent
+    store: SessionStore
+    runs: RunManager
+
+
+def _context(request: Request) -> ServerContext:
+    context: ServerContext = request.app.state.hookline
+    return context
+
+
+Ctx = Annotated[ServerContext, Depends(_context)]
+User = Annotated[str, Depends(current_user)]
+SessionId = Annotated[str, "the session's id"]
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": ErrorBody} for code in codes}
+
+
+_EVENT_STREAM = {"text/event-stream": {"schema": {"type": "string", "description": "SSE: one Event JSON per frame"}}}
+_RUN_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The run's result, or its events as SSE (`Accept: text/event-stream`)",
+          "content": _EVENT_STREAM},
+    **_errors(400, 401, 404, 409, 413, 422, 500, 502, 503),
+}
+
+api = APIRouter(prefix="/v1", tags=["sessions"])
+public = APIRouter(tags=["server"])
+
+
+async def _owned(context: ServerContext, session_id: str, user: str, *, with_events: bool = False) -> Session:
+    """Return the session if `user` owns it; `SessionNotFound` (404) otherwise."""
+    return await context.store.get(session_id, user=user, with_events=with_events)
+
+
+@api.post("/sessions", status_code=201, response_model=Session, responses=_errors(401, 409, 413, 422))
+async def create_session(context: Ctx, user: User, body: Annotated[CreateSession | None, Body()] = None) -> Response:
+    """Create a session (body `{}` or `{"id": ..., "state": {...}}`); answer it with its `id`."""
+    body = body or CreateSession()
+    session = await context.store.create(app=context.agent.app, user=user, session_id=body.id, state=body.state)
+    return json_response(session, 201, {"Location": f"/v1/sessions/{session.id}"})
+
+
+@api.get("/sessions", response_model=list[Session], responses=_errors(401))
+async def list_sessions(context: Ctx, user: User) -> Response:
+    """List the user's sessions, newest first, without their events."""
+    sessions = await context.store.list(app=context.agent.app, user=user)
+    return json_response(_SESSIONS.dump_json(sessions))
+
+
+@api.get("/sessions/{session_id}", response_model=Session, responses=_errors(401, 404))
+async def get_session(context: Ctx, user: User, session_id: SessionId) -> Response:
+    """One session, with its events in the `ui` view."""
+    return json_response(await _owned(context, session_id, user, with_events=True))
+
+
+@api.delete("/sessions/{session_id}", status_code=204, responses=_errors(401, 404, 409))
+async def delete_session(context: Ctx, user: User, session_id: SessionId) -> Response:
+    """Delete a session and its log (409 while a run on it is going on)."""
+    await _owned(context, session_id, user)
+    if context.runs.get(session_id) is not None:
+        raise SessionBusy(session_id, "a run is going on; delete it when the run has ended")
+    await context.store.delete(session_id, user=user)
+    return Response(status_code=204)
+
+
+@api.get("/sessions/{session_id}/events", response_model=list[Event], responses=_errors(401, 404, 422))
+async def list_events(
+    context: Ctx,
+    user: User,
+    session_id: SessionId,
+    view: View = "ui",
+    after_seq: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
+) -> Response:
+    """Answer the session's events of `view` (`prompt`, `ui`, `all`) after `after_seq`, as a JSON array."""
+    await _owned(context, session_id, user)
+    events = await context.store.events(session_id, view=view, after_seq=after_seq)
+    return json_response(EVENTS_ADAPTER.dump_json(events))
+
+
+@api.get(
+    "/sessions/{session_id}/events/stream",
+    responses={200: {"description": "SSE: stored events after Last-Event-ID, then live ones until the run ends",
+                     "content": _EVENT_STREAM}, **_errors(401, 404, 422)},
+)
+async def stream_events(
+    context: Ctx,
+    user: User,
+    session_id: SessionId,
+    after_seq: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
+    last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_SEQ)] = None,
+) -> Response:
+    """Every stored event after `Last-Event-ID` (or `after_seq`), then live ones until the current run ends."""
+    await _owned(context, session_id, user)
+    after = last_event_id if last_event_id is not None else after_seq
+    channel = context.runs.get(session_id)
+    # Subscribe before reading the log: an event is stored before it is published, so
+    # each one is in the log, in the subscription, or in both (repeats are dropped by seq).
+    subscription = channel.subscribe() if channel is not None else None
+    try:
+        stored = await context.store.events(session_id, view="all", after_seq=after)
+    except BaseException:
+        if subscription is not None:
+            subscription.close()
+        raise
+    return sse_response(replay(stored, subscription, after_seq=after))
+
+
+@api.post("/sessions/{session_id}/prepare", response_model=Event, responses=_errors(401, 404, 413, 422))
+async def prepare_event(context: Ctx, user: User, session_id: SessionId, event: Event) -> Response:
+    """Add an event's parts to its author's pending (partial) event; answer the partial event.
+
+    The store fills `id`, `session_id`, `seq` and `created_at`; values sent for them are ignored.
+    """
+    await _owned(context, session_id, user)
+    event = event.model_copy(update={"id": None, "session_id": None, "seq": None, "created_at": None})
+    return json_response(await context.store.prepare_event(session_id, event))
+
+
+@api.post("/sessions/{session_id}/runs", response_model=RunResult, responses=_RUN_ANSWERS)
+async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBody, request: Request) -> Response:
+    """Run the agent on `prompt` in this session: SSE of its events, or its `RunResult` as JSON."""
+    await _owned(context, session_id, user)
+    run = prompt_request(context.agent, context.store, session_id, user, body.prompt)
+    return await _answer_run(context, session_id, run, request)
+
+
+@api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
+async def resume_run(context: Ctx, user: User, session_id: SessionId, body: ResumeBody, request: Request) -> Response:
+    """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason"}}`."""
+    await _owned(context, session_id, user)
+    run = resume_request(context.agent, context.store, session_id, user, body.approvals)
+    return await _answer_run(context, session_id, run, request)
+
+
+async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:
+    channel = context.runs.start(session_id, run)
+    if wants_sse(request):
+        return await _stream_run(channel)
+    return json_response(await channel.outcome())
+
+
+async def _stream_run(channel: RunChannel) -> Response:
+    subscription = channel.subscribe()
+    await channel.started()
+    if channel.published == 0 and channel.error is not None:
+        # It failed before writing anything (e.g. busy in another process): a plain HTTP error.
+        subscription.close()
+        raise channel.error
+    return sse_response(subscription_frames(subscription))
+
+
+@public.get("/healthz", response_model=Health)
+async def healthz() -> Health:
+    """Liveness: answers 200 while the process serves requests (no token needed)."""
+    return Health(version=__version__)
+
+
+@public.get("/", include_in_schema=False)
+async def web_page() -> FileResponse:
+    """Serve the web page (no token needed to load it; it asks for one if the API wants it)."""
+    return FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers={"Cache-Control": "no-cache"})

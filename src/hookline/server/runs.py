@@ -1,0 +1,218 @@
+"""Runs that outlive their requests, and the fan-out of their events to SSE clients.
+
+A run started over HTTP runs in a task of the server, not of the request: a client that
+disconnects leaves it running and recording. Its events go through a `RunChannel`, which
+hands each one to every `Subscription` (one per SSE response). The loop stores an event
+before it publishes it, so a client that joins late (a reconnect with `Last-Event-ID`)
+subscribes first and reads the store's log second: every event is in one or the other,
+and the overlap is dropped by `seq`.
+
+A subscriber that falls `limit` events behind is cut off rather than buffered without
+bound; its stream ends and the client reconnects with `Last-Event-ID`, catching up from
+the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Mapping
+
+from hookline.agent import Agent, PromptRequest, RunResult
+from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
+from hookline.events import Event
+from hookline.server.errors import error_body
+from hookline.sessions import SessionStore
+
+__all__ = ["RunChannel", "RunManager", "Subscription", "prompt_request", "resume_request"]
+
+logger = logging.getLogger("hookline.server")
+
+
+class Subscription:
+    """One reader of a run's events, in order; ends when the run does (or when it lags)."""
+
+    def __init__(self, channel: RunChannel, limit: int) -> None:
+        self._channel = channel
+        self._limit = limit
+        self._items: deque[Event] = deque()
+        self._wake = asyncio.Event()
+        self._closed = False
+        self.lagged = False
+        """True when this reader fell `limit` events behind and was cut off."""
+
+    def push(self, event: Event) -> None:
+        """Queue `event` for this reader (cut it off if it is too far behind)."""
+        if self._closed:
+            return
+        if len(self._items) >= self._limit:
+            self.lagged = True
+            self.close()
+            return
+        self._items.append(event)
+        self._wake.set()
+
+    def close(self) -> None:
+        """End this subscription: `get` answers what is queued, then None."""
+        self._closed = True
+        self._channel.unsubscribe(self)
+        self._wake.set()
+
+    async def get(self, timeout: float | None = None) -> Event | None:
+        """Return the next event, or None at the end; `TimeoutError` if none came within `timeout` s."""
+        while not self._items:
+            if self._closed:
+                return None
+            self._wake.clear()
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        return self._items.popleft()
+
+
+class RunChannel:
+    """The events of one run, handed to every subscriber, and the run's outcome."""
+
+    def __init__(self, session_id: str, *, limit: int = 10_000) -> None:
+        self.session_id = session_id
+        self.published = 0
+        """How many events were published so far."""
+        self.result: RunResult | None = None
+        self.error: BaseException | None = None
+        self._limit = limit
+        self._subscribers: set[Subscription] = set()
+        self._started = asyncio.Event()
+        self._finished = asyncio.Event()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run has ended."""
+        return self._finished.is_set()
+
+    def subscribe(self) -> Subscription:
+        """Return a reader of every event published from now on (closed at once if the run ended)."""
+        subscription = Subscription(self, self._limit)
+        if self.finished:
+            subscription.close()
+        else:
+            self._subscribers.add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        """Stop handing events to `subscription`."""
+        self._subscribers.discard(subscription)
+
+    def publish(self, event: Event) -> None:
+        """Hand `event` to every subscriber."""
+        self.published += 1
+        for subscription in list(self._subscribers):
+            subscription.push(event)
+        self._started.set()
+
+    def finish(self, result: RunResult | None = None, error: BaseException | None = None) -> None:
+        """Record the outcome and end every subscription."""
+        self.result, self.error = result, error
+        self._finished.set()
+        self._started.set()
+        for subscription in list(self._subscribers):
+            subscription.close()
+
+    async def started(self) -> None:
+        """Wait until the first event is published or the run has ended."""
+        await self._started.wait()
+
+    async def outcome(self) -> RunResult:
+        """Wait for the run to end; return its result or raise its error."""
+        await self._finished.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+class RunManager:
+    """The runs of one server process: at most one per session, each in its own task.
+
+    Args:
+        subscriber_limit: Events a subscriber may fall behind before it is cut off.
+        grace: Seconds `aclose` lets running runs finish before cancelling them.
+
+    """
+
+    def __init__(self, *, subscriber_limit: int = 10_000, grace: float = 10.0) -> None:
+        self._active: dict[str, RunChannel] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._limit = subscriber_limit
+        self._grace = grace
+
+    def get(self, session_id: str) -> RunChannel | None:
+        """Return the channel of the run going on in `session_id`, if any."""
+        return self._active.get(session_id)
+
+    def start(self, session_id: str, request: PromptRequest) -> RunChannel:
+        """Stream `request` in a task of its own; `SessionBusy` if this session already runs here."""
+        if session_id in self._active:
+            raise SessionBusy(session_id, "a run on this server is writing to it")
+        channel = self._active[session_id] = RunChannel(session_id, limit=self._limit)
+        task = asyncio.create_task(self._drive(channel, request), name=f"hookline-run-{session_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return channel
+
+    async def _drive(self, channel: RunChannel, request: PromptRequest) -> None:
+        result: RunResult | None = None
+        error: BaseException | None = None
+        try:
+            async for event in request.stream():
+                channel.publish(event)
+            result = request.result
+        except MaxTurnsExceeded as exc:
+            result = exc.result
+        except Exception as exc:
+            error = exc
+            _log_failure(channel.session_id, exc)
+            if channel.published:
+                channel.publish(failure_event(exc, request.agent.name))
+        except asyncio.CancelledError:
+            error = HooklineError("the server shut down while the run was going on")
+            raise
+        finally:
+            self._active.pop(channel.session_id, None)
+            channel.finish(result, error)
+
+    async def aclose(self) -> None:
+        """Let running runs finish for up to `grace` s, then cancel the rest."""
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=self._grace)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _log_failure(session_id: str, exc: BaseException) -> None:
+    if isinstance(exc, HooklineError):
+        logger.warning("run on session %s failed: %s", session_id, exc)
+    else:
+        logger.error("run on session %s failed", session_id, exc_info=exc)
+
+
+def failure_event(exc: BaseException, author: str) -> Event:
+    """Build the (never stored) status event telling stream readers that the run failed, and why."""
+    status, body = error_body(exc)
+    return Event.status(author, "agent", f"run failed: {body.message}", error=body.model_dump(exclude_none=True),
+                        http_status=status)
+
+
+def prompt_request(agent: Agent, store: SessionStore, session_id: str, user: str, prompt: str) -> PromptRequest:
+    """Build a run of `agent` on `prompt` in the session (a second run at once: `SessionBusy` at once)."""
+    return agent.prompt(prompt).session(session_id, user=user, store=store, wait=0.0, create=False)
+
+
+def resume_request(
+    agent: Agent, store: SessionStore, session_id: str, user: str, approvals: Mapping[str, bool | str]
+) -> PromptRequest:
+    """Build the resumption of an interrupted run in the session."""
+    return agent.resume(session_id, approvals, user=user, store=store, wait=0.0)

@@ -1,0 +1,71 @@
+"""Runs against the server's lifetime: turn limits, shutdown, slow readers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from hookline import Agent, Event, TextPart
+from hookline.server.runs import RunChannel
+from hookline.sessions import SessionStore
+
+from .conftest import LiveServer, WordStreamingModel, add, new_session, script
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_out_of_turns_answers_the_partial_result(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    agent = Agent("assistant", model=WordStreamingModel(script), tools=[add], max_turns=1, session_store=store)
+    server = make_server(agent=agent)
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        session_id = await new_session(http)
+        response = await http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "add them"})
+    assert response.status_code == 200
+    result = response.json()
+    assert result["stop_reason"] == "max_turns"
+    assert result["usage"]["model_calls"] == 1
+
+
+async def test_shutdown_lets_a_running_run_finish_and_record(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    server = make_server()
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        session_id = await new_session(http)
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "slow"}, timeout=0.1)
+    await asyncio.to_thread(server.stop)  # while the model is still thinking
+    events = await store.events(session_id, view="all")
+    assert [e.text for e in events if e.kind == "message"] == ["slow", "slow answer"]
+    assert events[-1].text == "run completed"
+    await store.aclose()
+
+
+def _event(seq: int) -> Event:
+    return Event(author="a", kind="status", source="agent", parts=[TextPart(text=str(seq))], seq=seq)
+
+
+async def test_a_reader_too_far_behind_is_cut_off_not_buffered_forever() -> None:
+    channel = RunChannel("s", limit=3)
+    slow, fast = channel.subscribe(), channel.subscribe()
+    for seq in range(1, 6):
+        channel.publish(_event(seq))
+        got = await fast.get(1)
+        assert got is not None
+        assert got.seq == seq
+    assert slow.lagged
+    assert [(await slow.get(1)).seq for _ in range(3)] == [1, 2, 3]  # type: ignore[union-attr]
+    assert await slow.get(1) is None, "its stream ends; the client reconnects with Last-Event-ID"
+    channel.finish()
+    assert await fast.get(1) is None
+
+
+async def test_a_subscription_after_the_end_is_closed_at_once() -> None:
+    channel = RunChannel("s")
+    channel.finish()
+    assert await channel.subscribe().get(1) is None
