@@ -24,7 +24,7 @@ from hookline.models import FunctionModel, ModelRequest, ModelResponse  # noqa: 
 from hookline.usage import Usage  # noqa: E402
 
 
-async def factory(T: int, sleep_s: float, persist: bool):  # noqa: ANN201, N803 - the harness's signature
+async def factory(T: int, sleep_s: float, persist: bool):
     async def model(request: ModelRequest) -> ModelResponse:
         if sleep_s:
             await asyncio.sleep(sleep_s)
