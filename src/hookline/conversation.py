@@ -27,7 +27,7 @@ def conversation_problem(
     """
     if pending:
         upcoming = [
-            Message.model_construct(role="tool", parts=[ToolResultPart.model_construct(call_id=c.id, content="")])
+            Message.from_valid_parts("tool", [ToolResultPart(call_id=c.id, content="")])
             for c in pending
         ]
         return conversation_problem([*messages, *upcoming], allow_open_tail=allow_open_tail)

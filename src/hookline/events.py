@@ -71,7 +71,7 @@ class Event(BaseModel):
         """The message this event records; raises `ValueError` for non-message events."""
         if self.kind != "message" or self.role is None:
             raise ValueError(f"event {self.seq} is a {self.kind} event, not a message")
-        return Message.model_construct(role=self.role, parts=list(self.parts))  # the parts are valid already
+        return Message.from_valid_parts(self.role, list(self.parts))
 
 
 class StatusOptions(BaseModel):

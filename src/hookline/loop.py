@@ -429,7 +429,7 @@ class Run:
     def _append_results(self, results: list[ToolResultPart]) -> None:
         self.state.usage.tool_calls += len(results)
         for result in results:
-            self._append(Message.model_construct(role="tool", parts=[result]), author=result.name or "tool")
+            self._append(Message.from_valid_parts("tool", [result]), author=result.name or "tool")
             if self._status_on["tool"]:
                 self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
                              author=result.name or "tool", call_id=result.call_id)

@@ -106,6 +106,21 @@ class Message(BaseModel):
         """A system message holding `text`."""
         return cls(role="system", parts=[TextPart(text=text)])
 
+    @classmethod
+    def from_valid_parts(cls, role: Role, parts: list[Part]) -> Message:
+        """A message of parts that are already valid, built without validating them again.
+
+        The loop builds a few messages per turn from parts it made itself; validating the
+        tagged union of parts again would cost twice as much as building the message.
+        `role` must be a valid role and `parts` part objects: nothing checks them here.
+        """
+        message = cls.__new__(cls)
+        object.__setattr__(message, "__dict__", {"role": role, "parts": parts})
+        object.__setattr__(message, "__pydantic_fields_set__", {"role", "parts"})
+        object.__setattr__(message, "__pydantic_extra__", None)
+        object.__setattr__(message, "__pydantic_private__", None)
+        return message
+
     @property
     def text(self) -> str:
         """The text parts joined together."""

@@ -158,3 +158,17 @@ def test_message_helpers() -> None:
     result = Message("tool", [ToolResultPart(call_id="c1", content="ok")])
     assert result.tool_results[0].is_error is False
     assert result.text == ""
+
+
+def test_a_message_from_valid_parts_equals_a_validated_one() -> None:
+    """`Message.from_valid_parts` skips validation through pydantic internals: pin its result."""
+    from hookline import Message, TextPart, ToolResultPart
+
+    parts = [TextPart(text="a"), ToolResultPart(call_id="c1", content="3", name="add")]
+    fast = Message.from_valid_parts("user", list(parts))
+    slow = Message(role="user", parts=list(parts))
+    assert fast == slow
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert Message.model_validate_json(fast.model_dump_json()) == slow
+    assert fast.model_copy(deep=True) == slow
+    assert fast.model_fields_set == {"role", "parts"}

@@ -83,9 +83,9 @@ class ModelResponse(BaseModel):
 
     def to_message(self) -> Message:
         """The assistant message this response becomes in the conversation."""
-        parts: list[Any] = [TextPart.model_construct(text=self.text)] if self.text else []
+        parts: list[Any] = [TextPart(text=self.text)] if self.text else []
         parts.extend(self.tool_calls)
-        return Message.model_construct(role="assistant", parts=parts)
+        return Message.from_valid_parts("assistant", parts)
 
 
 @dataclass(frozen=True, slots=True)
