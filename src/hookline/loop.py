@@ -214,8 +214,9 @@ class Run:
         request = ModelRequest(messages=self._prompt_messages(), tools=self.agent.specs_for(self.tools))
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
-        self._status("agent", lambda: f"turn {state.turn}: calling model")
-        await self.recorder.flush()
+        if self.recorder.active:
+            self._status("agent", lambda: f"turn {state.turn}: calling model")
+            await self.recorder.flush()
         response = await self._ask(request)
         state.response = response.to_message()
         state._hold_injections = True
@@ -253,7 +254,8 @@ class Run:
         usage = self.state.usage
         usage.add(response.usage)
         usage.model_calls += 1
-        self._status("llm", lambda: describe_answer(model.name, response, time.perf_counter() - started))
+        if self._status_on["llm"]:
+            self._status("llm", lambda: describe_answer(model.name, response, time.perf_counter() - started))
         return response
 
     async def _ask_streaming(self, request: ModelRequest) -> ModelResponse:
