@@ -135,8 +135,9 @@ class Run:
         message = await self._model_turn(offer_tools=True)
         if message is None:
             return
-        if message.tool_calls:
-            await self._tool_turn(message.tool_calls)
+        calls = message.tool_calls
+        if calls:
+            await self._tool_turn(calls)
         else:
             await self._answered(message)
 

@@ -84,7 +84,10 @@ class Tool:
         parameters: The JSON schema of its arguments.
     """
 
-    __slots__ = ("_arguments_model", "_is_async", "_spec", "_thread", "description", "function", "name", "parameters")
+    __slots__ = (
+        "_arguments_model", "_is_async", "_spec", "_thread", "_validator",
+        "description", "function", "name", "parameters",
+    )
 
     def __init__(
         self,
@@ -105,6 +108,7 @@ class Tool:
         doc_description, arg_docs = _parse_docstring(inspect.getdoc(function) or "")
         self.description = description if description is not None else doc_description
         self._arguments_model = _arguments_model(function, self.name, arg_docs)
+        self._validator = self._arguments_model.__pydantic_validator__
         self.parameters = _schema(self._arguments_model)
         self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
             getattr(function, "__call__", None)  # noqa: B004 - a callable object with an async __call__
@@ -131,11 +135,11 @@ class Tool:
         Raises:
             pydantic.ValidationError: an argument is missing, unexpected or of the wrong type.
         """
-        return dict(self._arguments_model.model_validate(arguments).__dict__)
+        return dict(self._validator.validate_python(arguments).__dict__)
 
     async def call(self, arguments: dict[str, Any]) -> Any:
         """Validate `arguments` and call the function with them; return what it returns."""
-        kwargs = self.validate(arguments)
+        kwargs = self._validator.validate_python(arguments).__dict__
         if self._is_async:
             return await self.function(**kwargs)
         if self._thread:
@@ -185,6 +189,8 @@ def to_content(value: Any) -> str:
     """A tool's return value as result text: strings as they are, anything else as JSON."""
     if isinstance(value, str):
         return value
+    if type(value) is int:  # the commonest result after text; its JSON is its str()
+        return str(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     return to_json(value, fallback=str).decode()
