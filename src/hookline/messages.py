@@ -6,7 +6,7 @@ records a message in a session's log (`hookline.events`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,13 @@ class ToolResultPart(BaseModel):
     """The tool's name (some providers want it beside the id)."""
 
 
+    @classmethod
+    def from_valid(cls, call_id: str, content: str, *, name: str, is_error: bool = False) -> ToolResultPart:
+        """A result of values that are already valid (strings), built without validating them."""
+        values = {"type": "tool_result", "call_id": call_id, "content": content, "is_error": is_error, "name": name}
+        return _without_validation(cls, values)
+
+
 class DocumentPart(BaseModel):
     """A document given to the model; all documents of one message go as one block."""
 
@@ -65,6 +72,29 @@ class DocumentPart(BaseModel):
     """The document's text."""
     source: str | None = None
     """Where it came from (a path or URL), if known."""
+
+
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+_ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
+
+
+def _without_validation(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
+    """An instance of `cls` holding `values`, one for every field, trusted to be valid.
+
+    What pydantic's `model_construct` does, minus its per-field default handling, which
+    costs more than validation itself. Every instance of a class shares one fields-set:
+    it holds every field, so pydantic's `__setattr__` (which adds to it) never changes it,
+    and a run saves a set per message and result.
+    """
+    instance = cls.__new__(cls)
+    object.__setattr__(instance, "__dict__", values)
+    fields_set = _ALL_FIELDS.get(cls)
+    if fields_set is None:
+        fields_set = _ALL_FIELDS[cls] = set(cls.model_fields)
+    object.__setattr__(instance, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance
 
 
 Part = Annotated[TextPart | ToolCallPart | ToolResultPart | DocumentPart, Field(discriminator="type")]
@@ -114,12 +144,7 @@ class Message(BaseModel):
         tagged union of parts again would cost twice as much as building the message.
         `role` must be a valid role and `parts` part objects: nothing checks them here.
         """
-        message = cls.__new__(cls)
-        object.__setattr__(message, "__dict__", {"role": role, "parts": parts})
-        object.__setattr__(message, "__pydantic_fields_set__", {"role", "parts"})
-        object.__setattr__(message, "__pydantic_extra__", None)
-        object.__setattr__(message, "__pydantic_private__", None)
-        return message
+        return _without_validation(cls, {"role": role, "parts": parts})
 
     @property
     def text(self) -> str:

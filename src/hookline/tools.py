@@ -162,7 +162,7 @@ class Tool:
             return error_result(call, str(exc))
         except Exception as exc:  # a tool's failure goes back to the model; the run goes on
             return error_result(call, f"{self.name} failed: {type(exc).__name__}: {exc}")
-        return ToolResultPart(call_id=call.id, content=to_content(value), name=self.name)
+        return ToolResultPart.from_valid(call.id, to_content(value), name=self.name)
 
 
 def _decode_arguments(raw: str) -> dict[str, Any]:
@@ -182,7 +182,7 @@ def _describe(error: ValidationError) -> str:
 
 def error_result(call: ToolCallPart, message: str) -> ToolResultPart:
     """An `is_error` result answering `call` with `message`."""
-    return ToolResultPart(call_id=call.id, content=message, is_error=True, name=call.name)
+    return ToolResultPart.from_valid(call.id, message, name=call.name, is_error=True)
 
 
 def to_content(value: Any) -> str:

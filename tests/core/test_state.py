@@ -172,3 +172,16 @@ def test_a_message_from_valid_parts_equals_a_validated_one() -> None:
     assert Message.model_validate_json(fast.model_dump_json()) == slow
     assert fast.model_copy(deep=True) == slow
     assert fast.model_fields_set == {"role", "parts"}
+
+
+def test_a_result_from_valid_values_equals_a_validated_one() -> None:
+    from hookline import ToolResultPart
+
+    fast = ToolResultPart.from_valid("c1", "3", name="add", is_error=True)
+    slow = ToolResultPart(call_id="c1", content="3", name="add", is_error=True)
+    assert fast == slow
+    assert fast.model_dump_json() == slow.model_dump_json()
+    other = ToolResultPart.from_valid("c2", "4", name="add")
+    other.content = "5"  # assignment must not leak between instances sharing a fields-set
+    assert fast.content == "3"
+    assert fast.model_fields_set >= slow.model_fields_set
