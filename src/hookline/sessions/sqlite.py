@@ -3,6 +3,9 @@
 The file runs in WAL mode with `synchronous=NORMAL` (durable against a killed process).
 Writes start with `BEGIN IMMEDIATE`, so a writer takes SQLite's write lock before it
 reads what it will change; other processes wait up to `busy_timeout` seconds for it.
+The driver issues that `BEGIN IMMEDIATE` itself before a transaction's first statement
+(which always writes), and each read is a single statement: every statement is a round
+trip to aiosqlite's thread, so an append costs three (bump, insert, commit), a read one.
 `seq` comes from a per-session counter (`hookline_sessions.last_seq`) bumped in the same
 transaction as the insert, so it stays gap-free and unique however many processes
 append, and `UNIQUE(session_id, seq)` guards it in the schema.
@@ -16,6 +19,8 @@ killed process never blocks a session for long.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import os
 import socket
 import sqlite3
@@ -29,15 +34,14 @@ import aiosqlite
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound, StoreError
 from hookline.events import Event
 from hookline.sessions import Session, SessionStore
+from hookline.sessions import _sqlite_sql as sql
 from hookline.sessions._codec import (
     accumulate,
     check_event,
-    check_view,
-    decode_rows,
+    decode_events,
     decode_session,
     encode_event,
     encode_state,
-    event_json_sql,
     iso,
     merge_pending,
     new_id,
@@ -51,17 +55,6 @@ from hookline.types import View
 __all__ = ["SQLiteSessionStore"]
 
 _HOST = socket.gethostname()
-_EVENT_JSON = event_json_sql(quote="json_quote({})", raw="{}", partial=False)
-_PENDING_JSON = event_json_sql(quote="json_quote({})", raw="{}", partial=True)
-_SESSION_COLUMNS = "id, app, user_id, state, created_at, updated_at"
-_INSERT_EVENT = (
-    "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_SAVE_PENDING = (
-    "INSERT OR REPLACE INTO hookline_pending (session_id, author, id, kind, role, source, created_at, parts, metadata)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 # The first matching fragment of a driver message decides how a failure is reported.
 _FAILURES = (
     ("locked", "is locked: another connection held a write transaction longer than busy_timeout"),
@@ -108,11 +101,20 @@ class SQLiteSessionStore(SessionStore):
 
     @asynccontextmanager
     async def _transaction(self, *, write: bool) -> AsyncIterator[aiosqlite.Connection]:
+        """Use the connection alone; for a write, commit at the end (roll back on error).
+
+        A write's first statement must change something: the driver opens the
+        transaction with `BEGIN IMMEDIATE` just before it, in the same round trip. A read
+        is one statement, which SQLite runs in one snapshot of its own.
+        """
         async with self._guard():
             with self._errors():
                 if self._db is None:
                     self._db = await self._open()
-                async with _atomic(self._db, "BEGIN IMMEDIATE" if write else "BEGIN"):
+                if not write:
+                    yield self._db
+                    return
+                async with _committed(self._db):
                     yield self._db
 
     @contextmanager
@@ -133,12 +135,15 @@ class SQLiteSessionStore(SessionStore):
         # aiosqlite leaves its thread to report a failed connect to a loop that may be gone
         # by then; a plain connect first turns an unopenable path into an ordinary error.
         await asyncio.to_thread(_probe, self.path)
-        db = await aiosqlite.connect(self.path, isolation_level=None)
+        # "IMMEDIATE": the driver starts a transaction with `BEGIN IMMEDIATE` before the
+        # first INSERT, UPDATE or DELETE outside one, with no round trip of its own.
+        db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
         try:
             await db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             await db.execute("PRAGMA journal_mode = WAL")
             await db.execute("PRAGMA synchronous = NORMAL")
             await db.execute("PRAGMA foreign_keys = ON")
+            await db.create_function("hookline_lapsed", 4, _lease_lapsed)
             await self._migrate(db)
         except BaseException:
             await db.close()
@@ -148,7 +153,8 @@ class SQLiteSessionStore(SessionStore):
     async def _migrate(self, db: aiosqlite.Connection) -> None:
         if not plan(await _applied(db), where=self.path):
             return
-        async with _atomic(db, "BEGIN IMMEDIATE"):
+        await db.execute("BEGIN IMMEDIATE")
+        async with _committed(db):
             await db.execute(create_migrations_table(SQLITE))
             for step in plan(await _applied(db), where=self.path):
                 for statement in step.statements(SQLITE):
@@ -175,51 +181,51 @@ class SQLiteSessionStore(SessionStore):
         row = (session.id, app, user, encode_state(session.state), iso(session.created_at), iso(session.created_at))
         async with self._transaction(write=True) as db:
             try:
-                await db.execute(f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", row)
+                await db.execute(sql.INSERT_SESSION, row)
             except sqlite3.IntegrityError as exc:
                 raise SessionExists(session.id) from exc
         return session
 
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
         """Return the session with its events in the `ui` view (none when `with_events` is false)."""
-        async with self._transaction(write=False) as db:
-            rows = list(
-                await db.execute_fetchall(
-                    f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE id = ? AND (? IS NULL OR user_id = ?)",
-                    (session_id, user, user),
-                )
-            )
+        if not with_events:
+            async with self._transaction(write=False) as db:
+                rows = list(await db.execute_fetchall(sql.READ_SESSION, (session_id, user, user)))
             if not rows:
                 raise SessionNotFound(session_id)
-            events = await _read_events(db, session_id, "ui", 0) if with_events else []
-        session = decode_session(*rows[0])
-        session.events = events
+            return decode_session(*rows[0])
+        rows = await self._read_log(session_id, user, "ui", 0, session=True)
+        session = decode_session(*rows[0][2:])
+        session.events = _decode_log(rows)
         return session
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
         """Delete a session and its whole log."""
         async with self._transaction(write=True) as db:
-            rows = await db.execute_fetchall(
-                "DELETE FROM hookline_sessions WHERE id = ? AND (? IS NULL OR user_id = ?) RETURNING id",
-                (session_id, user, user),
-            )
-            if not rows:
+            if not await db.execute_fetchall(sql.DELETE_SESSION, (session_id, user, user)):
                 raise SessionNotFound(session_id)
 
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
         """Append events in one transaction; return them as stored."""
         checked = [check_event(e) for e in events]
         now = utcnow()
+        authors = json.dumps(sorted({e.author for e in checked}))
         async with self._transaction(write=True) as db:
-            last_seq = await _bump(db, session_id, len(checked), iso(now))
-            pending = await _take_pending(db, session_id, {e.author for e in checked})
+            bumped = list(
+                await db.execute_fetchall(sql.BUMP, (len(checked), iso(now), session_id, session_id, authors))
+            )
+            if not bumped:
+                raise SessionNotFound(session_id)
+            last_seq, pending_json = bumped[0]
+            pending = {e.author: e for e in decode_events(pending_json or "[]")}
+            if pending:
+                await db.execute(sql.TAKE_PENDING, (session_id, authors))
             stored = [
                 stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
                 for seq, e in enumerate(checked, start=last_seq - len(checked) + 1)
             ]
-            rows = [_sqlite_row(e) for e in stored]
             try:
-                await db.executemany(_INSERT_EVENT, rows)
+                await db.executemany(sql.INSERT_EVENT, [_sqlite_row(e) for e in stored])
             except sqlite3.IntegrityError as exc:
                 raise SessionBusy(session_id, "another writer took the same seq") from exc
         return stored
@@ -229,35 +235,37 @@ class SQLiteSessionStore(SessionStore):
         event = check_event(event)
         now = utcnow()
         async with self._transaction(write=True) as db:
-            await _bump(db, session_id, 0, iso(now))
-            current = await db.execute_fetchall(
-                f"SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = ? AND author = ?",
-                (session_id, event.author),
-            )
-            before = decode_rows(current)
+            touched = list(await db.execute_fetchall(sql.TOUCH, (iso(now), session_id, session_id, event.author)))
+            if not touched:
+                raise SessionNotFound(session_id)
+            before = decode_events(f"[{touched[0][0]}]") if touched[0][0] is not None else []
             partial = accumulate(before[0] if before else None, event, session_id=session_id, now=now)
             r = encode_event(partial)
             row = (r.session_id, r.author, r.id, r.kind, r.role, r.source, iso(r.created_at), r.parts, r.metadata)
-            await db.execute(_SAVE_PENDING, row)
+            await db.execute(sql.SAVE_PENDING, row)
         return partial
 
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
+        return _decode_log(await self._read_log(session_id, None, view, after_seq, session=False))
+
+    async def _read_log(
+        self, session_id: str, user: str | None, view: View, after_seq: int, *, session: bool
+    ) -> list[Any]:
+        """The rows of `sql.read_log` (its session row first); `SessionNotFound` if there is none."""
+        query = sql.read_log(view, session=session)
+        params = (session_id, user, user, session_id, after_seq) + ((session_id,) if view != "prompt" else ())
         async with self._transaction(write=False) as db:
-            found = await db.execute_fetchall("SELECT 1 FROM hookline_sessions WHERE id = ?", (session_id,))
-            if not list(found):
-                raise SessionNotFound(session_id)
-            return await _read_events(db, session_id, view, after_seq)
+            rows = list(await db.execute_fetchall(query, params))
+        if not rows or rows[0][0] != 0:
+            raise SessionNotFound(session_id)
+        return rows
 
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Replace the session's saved state."""
         encoded = encode_state(state)
         async with self._transaction(write=True) as db:
-            rows = await db.execute_fetchall(
-                "UPDATE hookline_sessions SET state = ?, updated_at = ? WHERE id = ? RETURNING id",
-                (encoded, iso(utcnow()), session_id),
-            )
-            if not rows:
+            if not await db.execute_fetchall(sql.UPDATE_STATE, (encoded, iso(utcnow()), session_id)):
                 raise SessionNotFound(session_id)
 
     @asynccontextmanager
@@ -275,23 +283,13 @@ class SQLiteSessionStore(SessionStore):
             renewal.cancel()
             await asyncio.wait([renewal])
             async with self._transaction(write=True) as db:
-                await db.execute(
-                    "DELETE FROM hookline_run_locks WHERE session_id = ? AND owner = ?", (session_id, owner)
-                )
+                await db.execute(sql.RELEASE_LEASE, (session_id, owner))
 
     async def _take_lease(self, session_id: str, owner: str) -> bool:
         now = time.time()
+        lease = (session_id, owner, _HOST, os.getpid(), now + self.lock_ttl, now)
         async with self._transaction(write=True) as db:
-            held = await db.execute_fetchall(
-                "SELECT host, pid, expires_at FROM hookline_run_locks WHERE session_id = ?", (session_id,)
-            )
-            if any(not _lease_lapsed(host, pid, expires_at, now) for host, pid, expires_at in held):
-                return False
-            await db.execute(
-                "INSERT OR REPLACE INTO hookline_run_locks VALUES (?, ?, ?, ?, ?)",
-                (session_id, owner, _HOST, os.getpid(), now + self.lock_ttl),
-            )
-        return True
+            return bool(await db.execute_fetchall(sql.TAKE_LEASE, lease))
 
     async def _renew_lease(self, session_id: str, owner: str) -> None:
         while True:
@@ -299,31 +297,27 @@ class SQLiteSessionStore(SessionStore):
             # A write that fails now (the file briefly locked) is retried next period.
             with suppress(StoreError):
                 async with self._transaction(write=True) as db:
-                    await db.execute(
-                        "UPDATE hookline_run_locks SET expires_at = ? WHERE session_id = ? AND owner = ?",
-                        (time.time() + self.lock_ttl, session_id, owner),
-                    )
+                    await db.execute(sql.RENEW_LEASE, (time.time() + self.lock_ttl, session_id, owner))
 
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
         async with self._transaction(write=False) as db:
-            rows = await db.execute_fetchall(
-                f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE (? IS NULL OR app = ?)"
-                " AND (? IS NULL OR user_id = ?) ORDER BY created_at DESC, id DESC",
-                (app, app, user, user),
-            )
+            rows = await db.execute_fetchall(sql.LIST_SESSIONS, (app, app, user, user))
         return [decode_session(*row) for row in rows]
 
 
 @asynccontextmanager
-async def _atomic(db: aiosqlite.Connection, begin: str) -> AsyncIterator[None]:
-    await db.execute(begin)
+async def _committed(db: aiosqlite.Connection) -> AsyncIterator[None]:
+    """Commit the transaction the block opened, or roll it back if the block or the commit fails.
+
+    Both are no-ops when no transaction is open (the block failed before writing).
+    """
     try:
         yield
+        await db.commit()
     except BaseException:
-        await db.execute("ROLLBACK")
+        await db.rollback()
         raise
-    await db.execute("COMMIT")
 
 
 async def _applied(db: aiosqlite.Connection) -> list[str]:
@@ -335,44 +329,9 @@ async def _applied(db: aiosqlite.Connection) -> list[str]:
     return [row[0] for row in await db.execute_fetchall(f"SELECT name FROM {MIGRATIONS_TABLE}")]
 
 
-async def _bump(db: aiosqlite.Connection, session_id: str, count: int, now: str) -> int:
-    """Reserve `count` seqs of a session (and mark it updated); return its new last seq."""
-    rows = list(
-        await db.execute_fetchall(
-            "UPDATE hookline_sessions SET last_seq = last_seq + ?, updated_at = ? WHERE id = ? RETURNING last_seq",
-            (count, now, session_id),
-        )
-    )
-    if not rows:
-        raise SessionNotFound(session_id)
-    return int(rows[0][0])
-
-
-async def _take_pending(db: aiosqlite.Connection, session_id: str, authors: set[str]) -> dict[str, Event]:
-    """Remove and return the pending parts of `authors` (they are merged into their events)."""
-    if not authors:
-        return {}
-    marks = ", ".join("?" * len(authors))
-    rows = await db.execute_fetchall(
-        f"DELETE FROM hookline_pending WHERE session_id = ? AND author IN ({marks}) RETURNING {_PENDING_JSON}",
-        (session_id, *sorted(authors)),
-    )
-    return {e.author: e for e in decode_rows(rows)}
-
-
-async def _read_events(db: aiosqlite.Connection, session_id: str, view: View, after_seq: int) -> list[Event]:
-    only_messages = "AND kind = 'message'" if check_view(view) == "prompt" else ""
-    rows = list(
-        await db.execute_fetchall(
-            f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = ? {only_messages} AND seq > ? ORDER BY seq",
-            (session_id, after_seq),
-        )
-    )
-    if view != "prompt":
-        rows += await db.execute_fetchall(
-            f"SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = ? ORDER BY author", (session_id,)
-        )
-    return decode_rows(rows)
+def _decode_log(rows: Sequence[Sequence[Any]]) -> list[Event]:
+    """Decode the event and pending rows of `sql.read_log` (all but its first, the session's)."""
+    return decode_events(f"[{','.join(row[2] for row in itertools.islice(rows, 1, None))}]")
 
 
 def _probe(path: str) -> None:
