@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,3 +29,17 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_llama_cpp_devnull() -> Iterator[None]:
+    """llama-cpp-python opens /dev/null twice at import and never closes it: close it at the end.
+
+    Otherwise the interpreter reports the leak as a ResourceWarning after pytest's summary.
+    """
+    yield
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        leaked = getattr(utils, name, None)
+        if leaked is not None:
+            leaked.close()
