@@ -11,7 +11,9 @@ async for event in agent.prompt("go").session("s-1").stream(): ...
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -208,6 +210,10 @@ class Agent:
         if self._model is not None:
             await self._model.aclose()
 
+    def close_sync(self) -> None:
+        """`close()` from synchronous code, on the event loop that `run_sync` uses."""
+        _sync_runner().run(self.close())
+
     def _unique_hooks(self) -> list[Any]:
         seen: dict[int, Any] = {}
         for bound in (b for hooks in self.hooks.values() for b in hooks):
@@ -263,6 +269,17 @@ def _normalize_tools(tools: Toolset) -> tuple[dict[str, Tool], Callable[[State],
             raise ConfigError(f"two tools are named {converted.name!r}; give one another name with @tool(name=...)")
         resolved[converted.name] = converted
     return resolved, None
+
+
+_sync_loops = threading.local()
+
+
+def _sync_runner() -> asyncio.Runner:
+    runner: asyncio.Runner | None = getattr(_sync_loops, "runner", None)
+    if runner is None:
+        runner = _sync_loops.runner = asyncio.Runner()
+        atexit.register(runner.close)
+    return runner
 
 
 @dataclass
@@ -351,11 +368,15 @@ class PromptRequest:
         return self._run().__await__()  # type: ignore[no-any-return]
 
     def run_sync(self) -> RunResult:
-        """Run to the end, blocking (not from inside a running event loop: use `await` there)."""
+        """Run to the end, blocking (not from inside a running event loop: use `await` there).
+
+        Every `run_sync` of a thread runs on one event loop that stays open, so the
+        model's connection pool, opened on it by the first call, serves the next ones.
+        """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self._run())  # type: ignore[no-any-return]
+            return _sync_runner().run(self._run())  # type: ignore[no-any-return]
         raise RuntimeError("run_sync() cannot run inside an event loop; use `await agent.prompt(...)` instead")
 
     async def stream(self) -> AsyncIterator[Event]:

@@ -76,6 +76,6 @@ async def test_presets_know_their_base_urls_and_keys(monkeypatch: pytest.MonkeyP
         OpenAIModel.preset("ollama", "qwen2.5") as local,
     ):
         assert (groq.provider, local.provider) == ("groq", "ollama")
-        assert str(groq._client.base_url) == PRESETS["groq"].base_url + "/"
-        assert groq._client.api_key == "gsk-test"
-        assert str(local._client.base_url) == "http://localhost:11434/v1/"
+        assert str(groq._clients.client.base_url) == PRESETS["groq"].base_url + "/"
+        assert groq._clients.client.api_key == "gsk-test"
+        assert str(local._clients.client.base_url) == "http://localhost:11434/v1/"

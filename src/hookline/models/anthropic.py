@@ -25,6 +25,7 @@ from anthropic.types import TextDelta as AnthropicTextDelta
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta, ToolSpec
+from hookline.models._clients import LoopClients
 from hookline.models._errors import (
     ErrorTable,
     api_error,
@@ -86,13 +87,11 @@ class AnthropicModel(Model):
             self.retry = replace(self.retry, timeout=timeout)
         key, token = _credentials(api_key)
         self._owns_http_client = http_client is None
-        self._client = anthropic.AsyncAnthropic(
-            api_key=key,
-            auth_token=token,
-            base_url=base_url,
-            max_retries=0,
-            timeout=self.retry.timeout,
-            http_client=http_client,
+        self._clients = LoopClients(
+            lambda: anthropic.AsyncAnthropic(
+                api_key=key, auth_token=token, base_url=base_url, max_retries=0, timeout=self.retry.timeout,
+                http_client=http_client,
+            )
         )
 
     async def request(self, request: ModelRequest) -> ModelResponse:
@@ -101,7 +100,7 @@ class AnthropicModel(Model):
 
         async def attempt() -> ModelResponse:
             with converted(_ERRORS, self.provider):
-                message = await self._client.messages.create(
+                message = await self._clients.get().messages.create(
                     model=self.name, max_tokens=max_tokens, messages=messages, stream=False, extra_body=body
                 )
             return _parse_message(message, self.name, self.provider)
@@ -117,7 +116,7 @@ class AnthropicModel(Model):
 
         async def attempt() -> anthropic.AsyncStream[RawMessageStreamEvent]:
             with converted(_ERRORS, self.provider):
-                return await self._client.messages.create(
+                return await self._clients.get().messages.create(
                     model=self.name, max_tokens=max_tokens, messages=messages, stream=True, extra_body=body
                 )
 
@@ -133,8 +132,9 @@ class AnthropicModel(Model):
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        if self._owns_http_client:
-            await self._client.close()
+        client = self._clients.pop_current()
+        if client is not None and self._owns_http_client:
+            await client.close()
 
     def _call(self, request: ModelRequest) -> tuple[int, list[MessageParam], JSONObject]:
         body: JSONObject = {**self.settings, **request.settings}

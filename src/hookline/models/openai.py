@@ -29,6 +29,7 @@ from openai.types.chat import (
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta, ToolSpec
+from hookline.models._clients import LoopClients
 from hookline.models._errors import (
     ErrorTable,
     api_error,
@@ -112,12 +113,12 @@ class OpenAIModel(Model):
         if timeout is not None:
             self.retry = replace(self.retry, timeout=timeout)
         self._owns_http_client = http_client is None
-        self._client = openai.AsyncOpenAI(
-            api_key=_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL")),
-            base_url=base_url,
-            max_retries=0,
-            timeout=self.retry.timeout,
-            http_client=cast(Any, http_client),
+        key = _api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"))
+        self._clients = LoopClients(
+            lambda: openai.AsyncOpenAI(
+                api_key=key, base_url=base_url, max_retries=0, timeout=self.retry.timeout,
+                http_client=cast(Any, http_client),
+            )
         )
 
     @classmethod
@@ -151,7 +152,7 @@ class OpenAIModel(Model):
 
         async def attempt() -> ModelResponse:
             with converted(_ERRORS, self.provider):
-                completion = await self._client.chat.completions.create(
+                completion = await self._clients.get().chat.completions.create(
                     model=self.name, messages=messages, stream=False, extra_body=body
                 )
             return _parse_completion(completion, self.name, self.provider)
@@ -168,7 +169,7 @@ class OpenAIModel(Model):
 
         async def attempt() -> openai.AsyncStream[ChatCompletionChunk]:
             with converted(_ERRORS, self.provider):
-                return await self._client.chat.completions.create(
+                return await self._clients.get().chat.completions.create(
                     model=self.name, messages=messages, stream=True, extra_body=body
                 )
 
@@ -184,8 +185,9 @@ class OpenAIModel(Model):
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        if self._owns_http_client:
-            await self._client.close()
+        client = self._clients.pop_current()
+        if client is not None and self._owns_http_client:
+            await client.close()
 
     def _body(self, request: ModelRequest, *, stream: bool) -> JSONObject:
         body: JSONObject = {**self.settings, **request.settings}

@@ -1,0 +1,56 @@
+"""`LoopClients`: an SDK client for each event loop a model is used on.
+
+An httpx connection pool belongs to the event loop it was opened on. A model used from two
+loops — `run_sync` in one place, `asyncio.run` in another — needs a client for each, or
+its second loop gets "Event loop is closed" from the first loop's connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+__all__ = ["LoopClients"]
+
+ClientT = TypeVar("ClientT")
+
+
+class LoopClients(Generic[ClientT]):
+    """One client per event loop; the first is made up front, so bad settings fail at once.
+
+    Args:
+        make: Builds a client.
+    """
+
+    __slots__ = ("_by_loop", "_make", "_spare")
+
+    def __init__(self, make: Callable[[], ClientT]) -> None:
+        self._make = make
+        self._spare: ClientT | None = make()
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ClientT] = weakref.WeakKeyDictionary()
+
+    @property
+    def client(self) -> ClientT:
+        """A client, for inspection: the running loop's if it has one."""
+        try:
+            return self.get()
+        except RuntimeError:  # no running loop
+            return self._spare if self._spare is not None else next(iter(self._by_loop.values()))
+
+    def get(self) -> ClientT:
+        """The client of the running loop (made on first use in that loop)."""
+        loop = asyncio.get_running_loop()
+        client = self._by_loop.get(loop)
+        if client is None:
+            client, self._spare = (self._spare if self._spare is not None else self._make()), None
+            self._by_loop[loop] = client
+        return client
+
+    def pop_current(self) -> ClientT | None:
+        """Forget and return the running loop's client, to close it there (None if it has none)."""
+        try:
+            return self._by_loop.pop(asyncio.get_running_loop(), None)
+        except RuntimeError:
+            return None
