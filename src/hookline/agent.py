@@ -196,11 +196,15 @@ class Agent:
         return Tool(ask, name=name, description=description)
 
     async def warm_up(self) -> None:
-        """Warm up every hook once (`warm_up_async()` or `warm_up()`)."""
+        """Warm up every hook once (`warm_up_async()` or `warm_up()`).
+
+        The first run warms them if nobody did; runs started while that happens do not
+        warm them a second time.
+        """
         if not self._warm:
+            self._warm = True
             for item in self._unique_hooks():
                 await call_optional(item, "warm_up", "warm_up_async")
-            self._warm = True
 
     async def close(self) -> None:
         """Close every hook once (`close_async()` or `close()`), and the model."""

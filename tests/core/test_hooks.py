@@ -796,3 +796,25 @@ async def test_exit_in_after_run_does_not_change_how_the_run_stopped() -> None:
     result = await Agent(model=script.model, hooks={"after_run": [late_exit]}).prompt("go")
     assert result.stop_reason == "completed"
     assert result.output == "done"
+
+
+async def test_concurrent_first_runs_warm_each_hook_once() -> None:
+    import asyncio
+
+    from hookline.models import FunctionModel, ModelResponse
+
+    warmed: list[str] = []
+
+    class Slow:
+        name = "slow"
+
+        async def warm_up_async(self) -> None:
+            warmed.append("warm")
+            await asyncio.sleep(0.01)
+
+        def run(self, state: State) -> None:
+            pass
+
+    agent = Agent(model=FunctionModel(lambda r: ModelResponse(text="ok")), hooks={"before_run": [Slow()]})
+    await asyncio.gather(agent.prompt("a"), agent.prompt("b"))
+    assert warmed == ["warm"]
