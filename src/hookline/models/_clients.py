@@ -10,11 +10,16 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 __all__ = ["LoopClients"]
 
-ClientT = TypeVar("ClientT")
+
+class _Closeable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closeable)
 
 
 class LoopClients(Generic[ClientT]):
@@ -48,9 +53,8 @@ class LoopClients(Generic[ClientT]):
             self._by_loop[loop] = client
         return client
 
-    def pop_current(self) -> ClientT | None:
-        """Forget and return the running loop's client, to close it there (None if it has none)."""
-        try:
-            return self._by_loop.pop(asyncio.get_running_loop(), None)
-        except RuntimeError:
-            return None
+    async def aclose(self, *, close_client: bool) -> None:
+        """Forget the running loop's client, and close it unless its HTTP client is the caller's."""
+        client = self._by_loop.pop(asyncio.get_running_loop(), None)
+        if client is not None and close_client:
+            await client.close()

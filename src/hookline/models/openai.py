@@ -28,7 +28,7 @@ from openai.types.chat import (
 
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
-from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta, ToolSpec
+from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.models._clients import LoopClients
 from hookline.models._errors import (
     ErrorTable,
@@ -41,6 +41,7 @@ from hookline.models._errors import (
     timeout_error,
 )
 from hookline.models._render import arguments_json, new_call_id, parse_arguments, text_blocks
+from hookline.models._streaming import assembled
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
 from hookline.usage import Usage
@@ -174,20 +175,12 @@ class OpenAIModel(Model):
                 )
 
         chunks = await with_retries(attempt, self.retry, provider=self.provider)
-        assembler = _ChunkAssembler(self.name)
-        async with chunks:
-            with converted(_ERRORS, self.provider):
-                async for chunk in chunks:
-                    text = assembler.feed(chunk)
-                    if text:
-                        yield TextDelta(text)
-        yield ResponseDone(assembler.response())
+        async for item in assembled(chunks, _ChunkAssembler(self.name), _ERRORS, self.provider):
+            yield item
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        client = self._clients.pop_current()
-        if client is not None and self._owns_http_client:
-            await client.close()
+        await self._clients.aclose(close_client=self._owns_http_client)
 
     def _body(self, request: ModelRequest, *, stream: bool) -> JSONObject:
         body: JSONObject = {**self.settings, **request.settings}
