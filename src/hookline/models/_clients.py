@@ -29,27 +29,24 @@ class LoopClients(Generic[ClientT]):
         make: Builds a client.
     """
 
-    __slots__ = ("_by_loop", "_make", "_spare")
+    __slots__ = ("_by_loop", "_make", "_spare", "client")
 
     def __init__(self, make: Callable[[], ClientT]) -> None:
         self._make = make
-        self._spare: ClientT | None = make()
+        self.client = make()
+        """The client made last (the first one until a loop uses it): for inspection."""
+        self._spare: ClientT | None = self.client
         self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ClientT] = weakref.WeakKeyDictionary()
-
-    @property
-    def client(self) -> ClientT:
-        """A client, for inspection: the running loop's if it has one."""
-        try:
-            return self.get()
-        except RuntimeError:  # no running loop
-            return self._spare if self._spare is not None else next(iter(self._by_loop.values()))
 
     def get(self) -> ClientT:
         """The client of the running loop (made on first use in that loop)."""
         loop = asyncio.get_running_loop()
         client = self._by_loop.get(loop)
         if client is None:
-            client, self._spare = (self._spare if self._spare is not None else self._make()), None
+            if self._spare is not None:
+                client, self._spare = self._spare, None
+            else:
+                client = self.client = self._make()
             self._by_loop[loop] = client
         return client
 
