@@ -260,9 +260,9 @@ def _output_adapter(output_type: Any) -> TypeAdapter[Any] | None:
 def _normalize_tools(tools: Toolset) -> tuple[dict[str, Tool], Callable[[State], Sequence[Any]] | None]:
     if tools is None:
         return {}, None
-    if isinstance(tools, Tool) or (callable(tools) and not isinstance(tools, Sequence)):
-        if isinstance(tools, Tool):
-            raise ConfigError("tools must be a list, e.g. tools=[add]")
+    if isinstance(tools, Tool):
+        raise ConfigError("tools must be a list, e.g. tools=[add]")
+    if callable(tools) and not isinstance(tools, Sequence):
         return {}, tools
     if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
         raise ConfigError(f"tools must be a list of tools or a function of the state, not {type(tools).__name__}")

@@ -27,6 +27,7 @@ from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models import ModelRequest, ModelResponse, ResponseDone, TextDelta
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
+from hookline.resume import DIED_REASON, held_messages, plan_resume, started_calls
 from hookline.state import Decision, State
 from hookline.status import describe_answer, describe_call, describe_result
 from hookline.tool_runner import ToolRunner
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["Run", "SessionTarget"]
 
 _NOT_RUN = "not run: the run stopped before this call"
-_DIED = "the process stopped while this call ran; it may or may not have taken effect"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +81,7 @@ class Run:
         self.tools: dict[str, Tool] = {}
         self.stop_reason: StopReason | None = None
         self.output: Any = ""
-        self.interruptions: list[Any] = []
+        self.interruptions: list[Interruption] = []
         self.retried_output = False
         status = agent.status
         self._status_on = {s: self.recorder.active and status.wants(s) for s in ("agent", "llm", "tool")}
@@ -183,24 +183,18 @@ class Run:
 
     def _close_dangling_calls(self) -> None:
         """A new prompt on a log whose last calls never got results: answer them as not run."""
-        started = self._started_calls()
+        started = started_calls(self._log_tail)
         results = [
-            error_result(c, _DIED if c.id in started else "never run: the run was interrupted before this call")
+            error_result(c, DIED_REASON if c.id in started else "never run: the run was interrupted before this call")
             for c in open_calls(self.state.messages)
         ]
         self._append_results(results)
 
-    def _started_calls(self) -> set[str]:
-        return {e.metadata["call_id"] for e in self._log_tail if e.kind == "status" and e.metadata.get("started")}
-
     async def _record_prompt(self, prompt: Message) -> None:
-        event = Event.from_message(prompt, "user")
-        if self.recorder.store is not None:
-            self.recorder.add(event)
+        self.recorder.add(Event.from_message(prompt, "user"))
+        if self.recorder.store is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
             prompt = stored[-1].to_message() if stored else prompt
-        else:
-            self.recorder.add(event)
         self._append(prompt, author=None)
 
     # -- one model turn --------------------------------------------------------------------
@@ -377,14 +371,12 @@ class Run:
             self.stop_reason = "max_turns"
 
     async def _resume_calls(self) -> None:
-        from hookline.resume import held_messages, plan_resume
-
         pending = open_calls(self.state.messages)
         if not pending:
             last = next((m for m in reversed(self.state.messages) if m.role == "assistant"), None)
             self.output, self.stop_reason = (last.text if last else ""), "completed"
             return
-        preset = plan_resume(pending, self.approvals or {}, self._log_tail, _DIED)
+        preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
         self.state._held.extend(held_messages(self._log_tail))
         await self._tool_turn(pending, preset)

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from hookline.conversation import open_calls
 from hookline.events import Event
 from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.result import Interruption
 from hookline.state import Decision
 
-__all__ = ["held_messages", "plan_resume"]
+__all__ = ["DIED_REASON", "held_messages", "paused_calls", "plan_resume", "started_calls"]
+
+DIED_REASON = "the process stopped while this call ran; it may or may not have taken effect"
+"""Why a call whose start is on record but whose result is not comes back as an interruption."""
 
 
 def plan_resume(
-    pending: Sequence[ToolCallPart], approvals: Mapping[str, bool | str], log: Sequence[Event], died_reason: str
+    pending: Sequence[ToolCallPart], approvals: Mapping[str, bool | str], log: Sequence[Event]
 ) -> dict[str, Decision]:
     """Decisions for the pending calls: approved calls are left out (they run)."""
     started, reasons = _call_history(_since_last_calls(log))
@@ -28,7 +33,7 @@ def plan_resume(
         if answer is True:
             continue
         if answer is None:
-            reason = died_reason if call.id in started else reasons.get(call.id, "awaiting approval")
+            reason = DIED_REASON if call.id in started else reasons.get(call.id, "awaiting approval")
             decisions[call.id] = Decision("interrupt", reason=reason)
             continue
         reason = answer if isinstance(answer, str) else ""
@@ -36,6 +41,21 @@ def plan_resume(
         result = ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
         decisions[call.id] = Decision("deny", result=result, reason=reason)
     return decisions
+
+
+def paused_calls(log: Sequence[Event]) -> list[Interruption]:
+    """The calls of a session's log (the `all` view) that await a decision, with their reasons."""
+    messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
+    pending = open_calls(messages)
+    decisions = plan_resume(pending, {}, log)
+    return [
+        Interruption(call_id=c.id, name=c.name, arguments=c.arguments, reason=decisions[c.id].reason) for c in pending
+    ]
+
+
+def started_calls(log: Sequence[Event]) -> set[str]:
+    """The calls since the last assistant turn whose start is on record (they may have run)."""
+    return _call_history(_since_last_calls(log))[0]
 
 
 def held_messages(log: Sequence[Event]) -> list[Message]:

@@ -20,10 +20,10 @@ from hookline._cli.render import status_line
 from hookline._cli.run import describe_interruption, note_local_model
 from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
 from hookline.agent import Agent, PromptRequest
-from hookline.conversation import open_calls
 from hookline.errors import ConfigError, HooklineError, SessionNotFound
 from hookline.events import Event
 from hookline.result import Interruption, RunResult
+from hookline.resume import paused_calls
 from hookline.sessions import SessionStore
 
 __all__ = ["ChatOptions", "chat_command", "parse_approval"]
@@ -166,11 +166,7 @@ async def _pending_interruptions(chat: _Chat) -> list[Interruption]:
         log = await chat.store.events(chat.session_id)
     except SessionNotFound:
         return []
-    messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
-    reasons = {e.metadata["interrupted"]["call_id"]: e.metadata["interrupted"].get("reason", "")
-               for e in log if e.kind == "status" and isinstance(e.metadata.get("interrupted"), dict)}
-    return [Interruption(call_id=c.id, name=c.name, arguments=c.arguments, reason=reasons.get(c.id, ""))
-            for c in open_calls(messages)]
+    return paused_calls(log)
 
 
 async def _close(chat: _Chat) -> None:
