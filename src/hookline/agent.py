@@ -24,6 +24,7 @@ from pydantic import TypeAdapter
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hooks import BoundHook, HookPoint, call_optional, normalize_hooks
+from hookline.loop import Run, SessionTarget
 from hookline.messages import Message, TextPart
 from hookline.models import Model, ToolSpec, resolve_model
 from hookline.result import Interruption, RunResult
@@ -163,17 +164,20 @@ class Agent:
         session_id: str,
         approvals: Mapping[str, bool | str] | None = None,
         *,
-        user: str = "default",
+        user: str | None = None,
         store: SessionStore | None = None,
         wait: float = 5.0,
     ) -> PromptRequest:
         """Continue an interrupted run from its session log: await it, `.run_sync()` or `.stream()` it.
 
+        A run whose process died while the model answered asks the model again; approvals
+        that name a call which awaits no decision raise `ConfigError`, and nothing is recorded.
+
         Args:
             session_id: The session of the interrupted run.
             approvals: `{call_id: True}` runs a call; `False` or a reason string refuses it;
                 a paused call left out stays paused.
-            user: The session's owner.
+            user: The session's owner, to check it; None finds the session by id alone.
             store: The session store (default: the agent's).
             wait: Seconds to wait for another run on this session before `SessionBusy`.
         """
@@ -291,7 +295,7 @@ class _Options:
     history: list[Message] | None = None
     max_turns: int | None = None
     session_id: str | None = None
-    user: str = "default"
+    user: str | None = "default"
     store: SessionStore | None = None
     wait: float = 5.0
     approvals: dict[str, bool | str] | None = None
@@ -316,6 +320,7 @@ class PromptRequest:
         self._options = _Options()
         self.result: RunResult | None = None
         """After `.stream()` finishes: the run's result."""
+        self._active: Run | None = None
 
     def with_history(self, history: list[Message]) -> PromptRequest:
         """Use `history` as the prior conversation; this run's messages are appended to it."""
@@ -335,7 +340,7 @@ class PromptRequest:
         self,
         session_id: str,
         *,
-        user: str = "default",
+        user: str | None = "default",
         store: SessionStore | None = None,
         wait: float = 5.0,
         create: bool = True,
@@ -344,7 +349,7 @@ class PromptRequest:
 
         Args:
             session_id: The session's id.
-            user: Its owner.
+            user: Its owner (None: any owner; a session created then belongs to "default").
             store: The store (default: the agent's `session_store`).
             wait: Seconds to wait for another run on this session before `SessionBusy`.
             create: Create the session when it is missing (else `SessionNotFound`).
@@ -356,9 +361,21 @@ class PromptRequest:
         options.create = create
         return self
 
-    def _run(self, queue: asyncio.Queue[Event | None] | None = None) -> Any:
-        from hookline.loop import Run, SessionTarget
+    def cancel(self) -> bool:
+        """Stop this request's run, from any thread or task; return whether it was running.
 
+        The run ends within moments with `stop_reason == "cancelled"`: the model call or the
+        tools in progress are cancelled, calls left open are answered as not run (or as
+        cancelled while running), and the log says "run cancelled". A tool running in a
+        worker thread cannot be interrupted; its result is dropped.
+        """
+        run = self._active
+        if run is None:
+            return False
+        run.cancel()
+        return True
+
+    def _run(self, queue: asyncio.Queue[Event | None] | None = None) -> Any:
         options = self._options
         target = None
         if options.session_id is not None:
@@ -366,7 +383,15 @@ class PromptRequest:
             target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
                   queue=queue, approvals=options.approvals)
-        return run.execute()
+        self._active = run
+        return self._execute(run)
+
+    async def _execute(self, run: Run) -> RunResult:
+        try:
+            return await run.execute()
+        finally:
+            if self._active is run:
+                self._active = None
 
     def __await__(self) -> Generator[Any, None, RunResult]:
         return self._run().__await__()  # type: ignore[no-any-return]

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.models._render import user_action
 
-__all__ = ["conversation_problem", "open_calls", "response_problem"]
+__all__ = ["conversation_problem", "open_calls", "response_problem", "user_actions_as_text"]
 
 
 def conversation_problem(
@@ -97,3 +98,25 @@ def open_calls(messages: Sequence[Message]) -> list[ToolCallPart]:
         else:
             return []
     return []
+
+
+def user_actions_as_text(message: Message) -> Message:
+    """A user message as the model gets it: a call the user made without its result becomes text.
+
+    A user's call answered in the same message is a valid record of what the user did;
+    one without a result would reach the provider as an orphan tool id, which it rejects.
+    So it becomes a sentence, as every adapter renders it; the log keeps the parts.
+    """
+    if message.role != "user":
+        return message
+    calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+    if not calls:
+        return message
+    answered = {p.call_id for p in message.parts if isinstance(p, ToolResultPart)}
+    if all(c.id in answered for c in calls):
+        return message
+    parts = [
+        TextPart(text=user_action(p, None) + "\n\n") if isinstance(p, ToolCallPart) and p.id not in answered else p
+        for p in message.parts
+    ]
+    return Message.from_valid_parts("user", parts)

@@ -38,7 +38,8 @@ class Event(BaseModel):
     author: str
     """"user", an agent's name, or a tool's name."""
     kind: EventKind = "message"
-    """"message", "status", or (only while streaming, never stored) "delta"."""
+    """"message", "status", "marker" (bookkeeping, in the `all` view only), or (only while
+    streaming, never stored) "delta"."""
     role: Role | None = None
     """For messages: user, assistant, tool or system."""
     source: StatusSource | None = None
@@ -61,6 +62,11 @@ class Event(BaseModel):
     def status(cls, author: str, source: StatusSource, text: str, **metadata: Any) -> Event:
         """A status event: one line of `text` from `source`."""
         return cls(author=author, kind="status", source=source, parts=[TextPart(text=text)], metadata=metadata)
+
+    @classmethod
+    def marker(cls, author: str, **metadata: Any) -> Event:
+        """A marker: a fact the loop keeps for itself (in the `all` view only), e.g. a call's start."""
+        return cls(author=author, kind="marker", metadata=metadata)
 
     @property
     def text(self) -> str:
@@ -102,12 +108,12 @@ def select_view(events: Iterable[Event], view: View) -> list[Event]:
     """The events of `view`.
 
     `prompt`: complete messages only (what the model sees). `ui`: messages and status,
-    with partial events last. `all`: everything, in log order.
+    with partial events last. `all`: everything (markers too), in log order.
     """
     if view == "prompt":
         return [e for e in events if e.kind == "message" and not e.partial]
     if view == "ui":
-        ordered = list(events)
+        ordered = [e for e in events if e.kind != "marker"]
         return [e for e in ordered if not e.partial] + [e for e in ordered if e.partial]
     if view == "all":
         return list(events)

@@ -4,6 +4,9 @@
 `before_run`), then one step per model turn until something stops the run, then end
 (`after_run`, save). Each step is a short method below it, in the order it happens.
 Decisions hooks record on `State` are applied right after their point's hooks have run.
+
+Whatever ends a run (an answer, a hook, an error, a cancellation), `_end` leaves the log
+valid: every tool call it recorded is answered, and the last status says how the run ended.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from hookline.conversation import conversation_problem, open_calls, response_problem
-from hookline.errors import HookError, MaxTurnsExceeded, ModelError, SessionNotFound
+from hookline.conversation import conversation_problem, open_calls, response_problem, user_actions_as_text
+from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, SessionNotFound
 from hookline.events import Event
 from hookline.hooks import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
@@ -28,6 +31,7 @@ from hookline.models import ModelRequest, ModelResponse, ResponseDone, TextDelta
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
 from hookline.resume import DIED_REASON, held_messages, plan_resume, started_calls
+from hookline.sessions._codec import encode_state
 from hookline.state import Decision, State
 from hookline.status import describe_answer, describe_call, describe_result
 from hookline.tool_runner import ToolRunner
@@ -41,6 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["Run", "SessionTarget"]
 
 _NOT_RUN = "not run: the run stopped before this call"
+_FAILED = "not run: the run failed"
+_CANCELLED = "not run: the run was cancelled"
+_CANCELLED_WHILE_RUNNING = "the run was cancelled while this call ran; it may or may not have taken effect"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +56,7 @@ class SessionTarget:
 
     store: SessionStore
     session_id: str
-    user: str = "default"
+    user: str | None = "default"
     create: bool = True
     wait: float = 5.0
 
@@ -92,6 +99,12 @@ class Run:
         self._system: Message | None = None
         self._turn_calls: list[ToolCallPart] = []
         self._ran: dict[str, ToolResultPart] = {}
+        self._started: set[str] = set()
+        self._unanswered = {c.id: c for c in open_calls(self.state.messages)}  # as recorded, whatever hooks edit
+        self._hooks_since_check: list[tuple[str, HookPoint]] = []
+        self._task: asyncio.Task[Any] | None = None
+        self._cancel_requested = False
+        self._state_error: ConfigError | None = None
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -102,25 +115,46 @@ class Run:
         async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
             return await self._execute()
 
+    def cancel(self) -> None:
+        """Stop the run, from any thread: it ends soon with `stop_reason == "cancelled"`."""
+        self._cancel_requested = True
+        if self._task is not None and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._task.cancel)
+
     async def _execute(self) -> RunResult:
         await self.agent.warm_up()
         self._loop, self._loop_thread = asyncio.get_running_loop(), threading.get_ident()
-        failed = True
+        self._task = asyncio.current_task()
+        if self.session is not None:  # nothing is recorded until the session loads and the approvals fit it
+            await self._load_session()
+        error: BaseException | None = None
         try:
             await self._begin()
             while self.stop_reason is None:
                 await self._step()
-            failed = False
-        finally:
-            await self._end(failed)
+        except asyncio.CancelledError as exc:
+            self.stop_reason = "cancelled"
+            error = None if self._cancel_was_ours() else exc
+        except BaseException as exc:
+            error = exc
+        error = await self._end(error)
+        if error is not None:
+            raise error
         result = self._result()
         if self.stop_reason == "max_turns" and self.agent.on_max_turns == "raise":
             raise MaxTurnsExceeded(f"the run made {self.max_turns} model calls without finishing", result=result)
         return result
 
+    def _cancel_was_ours(self) -> bool:
+        """Whether `cancel()` stopped the run (then it returns a result; else the cancellation goes on)."""
+        if not self._cancel_requested:
+            return False
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            task.uncancel()
+        return True
+
     async def _begin(self) -> None:
-        if self.session is not None:
-            await self._load_session()
         if self.prompt is not None:
             self._close_dangling_calls()
             await self._record_prompt(self.prompt)
@@ -129,6 +163,8 @@ class Run:
             await self._resume_calls()
 
     async def _step(self) -> None:
+        if self._cancel_requested:  # a run that never waits would not see the task's cancellation
+            raise asyncio.CancelledError
         if self.state.usage.model_calls >= self.max_turns:
             await self._out_of_turns()
             return
@@ -141,20 +177,28 @@ class Run:
         else:
             await self._answered(message)
 
-    async def _end(self, failed: bool) -> None:
-        if failed:
-            self._close_open_calls()
+    async def _end(self, error: BaseException | None) -> BaseException | None:
+        """Close the run whatever stopped it; return the error to raise (the first one), or None."""
+        if error is not None or self.stop_reason == "cancelled":
+            self._close_open_calls(_FAILED if error is not None and self.stop_reason != "cancelled" else _CANCELLED)
         self.state.point = HookPoint.AFTER_RUN
         try:
-            if not failed or self.agent.hooks.get(HookPoint.AFTER_RUN):
-                await self._hooks(HookPoint.AFTER_RUN, stop_on_exit=False)
-        finally:
-            self._status("agent", lambda: f"run {self.stop_reason or 'failed'}")
+            await self._hooks(HookPoint.AFTER_RUN, stop_on_exit=False)
+        except Exception as exc:
+            error = error or exc
+        saving = self.session is not None and self._state_saveable()
+        error = error or self._state_error
+        ended = self.stop_reason if error is None or self.stop_reason == "cancelled" else "failed"
+        self._status("agent", f"run {ended}")
+        try:
             await self.recorder.flush()
-            if self.session is not None:
+            if saving and self.session is not None:
                 await self.session.store.update_state(self.session.session_id, self.state.data)
-            if self.history is not None:
-                self.history.extend(self.new_messages)
+        except Exception as exc:
+            error = error or exc
+        if self.history is not None:
+            self.history.extend(self.new_messages)
+        return error
 
     # -- beginning: session and prompt -----------------------------------------------------
 
@@ -166,18 +210,51 @@ class Run:
         except SessionNotFound:
             if not self.session.create:
                 raise
-            session = await store.create(app=self.agent.app, user=self.session.user, session_id=sid)
+            session = await store.create(app=self.agent.app, user=self.session.user or "default", session_id=sid)
         self.state.data = dict(session.state)
         prompt = await store.events(sid, view="prompt")
-        list.extend(self.state.messages, (e.to_message() for e in prompt))
-        if open_calls(self.state.messages):  # a paused or crashed turn: read what happened after its calls
+        list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
+        self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
+        if self._unanswered:  # a paused or crashed turn: read what happened after its calls
             last_calls = next(e.seq for e in reversed(prompt) if e.role == "assistant")
             self._log_tail = await store.events(sid, view="all", after_seq=(last_calls or 1) - 1)
+        self._check_approvals()
 
-    def _close_open_calls(self) -> None:
-        """After a failure: answer the calls left open (with their results, where they ran)."""
-        calls = open_calls(self.state.messages)
-        self._append_results([self._ran.get(c.id) or error_result(c, "not run: the run failed") for c in calls])
+    def _state_saveable(self) -> bool:
+        """Whether `state.data` can be saved; it is checked before the last status says how the run ended."""
+        try:
+            encode_state(self.state.data)
+        except ConfigError as exc:
+            self._state_error = exc
+            return False
+        return True
+
+    def _check_approvals(self) -> None:
+        """Approvals must name calls of the session: a typo must not pass for a resumption.
+
+        A call already answered may be named again (resuming twice is harmless); it never runs twice.
+        """
+        if not self.approvals:
+            return
+        unknown = set(self.approvals) - set(self._unanswered)
+        if unknown:
+            unknown -= {c.id for m in self.state.messages if m.role == "assistant" for c in m.tool_calls}
+        if unknown:
+            paused = ", ".join(self._unanswered) or "none"
+            raise ConfigError(f"the approvals name call(s) {', '.join(map(repr, sorted(unknown)))} that session "
+                              f"{self.state.session_id!r} never made; calls awaiting a decision: {paused}")
+
+    def _close_open_calls(self, reason: str) -> None:
+        """After a failure or a cancellation: answer the recorded calls left open (with results where they ran)."""
+        results = []
+        for call in self._unanswered.values():
+            if call.id in self._ran:
+                results.append(self._ran[call.id])
+            elif reason == _CANCELLED and call.id in self._started:
+                results.append(error_result(call, _CANCELLED_WHILE_RUNNING))
+            else:
+                results.append(error_result(call, reason))
+        self._append_results(results)
         self._turn_calls = []
         self._release_injections()
 
@@ -186,7 +263,7 @@ class Run:
         started = started_calls(self._log_tail)
         results = [
             error_result(c, DIED_REASON if c.id in started else "never run: the run was interrupted before this call")
-            for c in open_calls(self.state.messages)
+            for c in self._unanswered.values()
         ]
         self._append_results(results)
 
@@ -194,7 +271,7 @@ class Run:
         self.recorder.add(Event.from_message(prompt, "user"))
         if self.recorder.store is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
-            prompt = stored[-1].to_message() if stored else prompt
+            prompt = user_actions_as_text(stored[-1].to_message()) if stored else prompt
         self._append(prompt, author=None)
 
     # -- one model turn --------------------------------------------------------------------
@@ -205,6 +282,8 @@ class Run:
         await self._hooks(HookPoint.BEFORE_LLM)
         if self.stop_reason is not None:
             return None
+        if self._hooks_since_check:
+            self._check_edits_in_place()
         self.tools = self.agent.tools_for(state) if offer_tools else {}
         request = ModelRequest(messages=self._prompt_messages(), tools=self.agent.specs_for(self.tools))
         if self.agent.output_adapter is not None:
@@ -279,11 +358,12 @@ class Run:
             self._release_injections()
             return
         to_run = [c for c in calls if c.id not in decisions] if decisions else calls
-        if self.recorder.active:
+        if self.recorder.active:  # each start is on record before the tool runs: at most once, even after a kill
             for call in to_run:
                 self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
                              author=call.name, call_id=call.id, started=True, force=True)
             await self.recorder.flush()
+        self._started = {c.id for c in to_run}
         self._ran = ran = dict(zip((c.id for c in to_run), await self.runner.run(self.tools, to_run), strict=True))
         results = await self._after_tools(calls, decisions, ran)
         self._append_results(results)
@@ -371,10 +451,13 @@ class Run:
             self.stop_reason = "max_turns"
 
     async def _resume_calls(self) -> None:
-        pending = open_calls(self.state.messages)
+        pending = list(self._unanswered.values())
         if not pending:
-            last = next((m for m in reversed(self.state.messages) if m.role == "assistant"), None)
-            self.output, self.stop_reason = (last.text if last else ""), "completed"
+            last = self.state.messages[-1] if self.state.messages else None
+            if last is not None and last.role == "assistant":
+                self.output, self.stop_reason = last.text, "completed"
+            # else the model's answer was never recorded (its process died, or the run was
+            # cancelled, while it answered): the loop asks it again
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
@@ -398,6 +481,7 @@ class Run:
                                 hook=bound.name, point=point.value) from exc
             if state.messages.changed or state.response is not response:
                 self._check_conversation(bound.name, point)
+            self._hooks_since_check.append((bound.name, point))
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
         if not state._hold_injections:
@@ -415,9 +499,24 @@ class Run:
             raise HookError(f"hook {hook_name!r} at {point.value} broke the conversation: {problem}",
                             hook=hook_name, point=point.value)
 
+    def _check_edits_in_place(self) -> None:
+        """Edits of a message's parts in place escape the checks after each hook: check before the model call."""
+        ran, self._hooks_since_check = self._hooks_since_check, []
+        problem = conversation_problem(self.state.messages)
+        if problem:
+            names = ", ".join(f"{name!r} at {point.value}" for name, point in ran)
+            name, point = ran[-1]
+            raise HookError(f"the conversation was broken by an in-place edit in one of the hooks {names}: {problem}",
+                            hook=name, point=point.value)
+
     def _append(self, message: Message, *, author: str | None) -> None:
         list.append(self.state.messages, message)  # the loop's own appends need no check
         self.new_messages.append(message)
+        if message.role == "assistant":
+            self._unanswered = {c.id: c for c in message.tool_calls}
+        elif message.role == "tool":
+            for result in message.tool_results:
+                self._unanswered.pop(result.call_id, None)
         if author is not None and self.recorder.active:
             self.recorder.add(Event.from_message(message, author))
 
@@ -438,10 +537,16 @@ class Run:
 
     def _status(self, source: StatusSource, text: str | Callable[[], str], *, author: str | None = None,
                 force: bool = False, **metadata: Any) -> None:
-        """Record a status line; `text` may be a function, so that nobody builds unwanted lines."""
-        if self._status_on[source] or (force and self.recorder.store is not None):
+        """Record a status line; `text` may be a function, so that nobody builds unwanted lines.
+
+        `force`: the loop needs the line's metadata on record (a call's start, a pause); when
+        the user switched `source` off, it is stored as a marker, which no front end shows.
+        """
+        if self._status_on[source]:
             line = text if isinstance(text, str) else text()
             self.recorder.add(Event.status(author or self.agent.name, source, line, **metadata))
+        elif force and self.recorder.store is not None:
+            self.recorder.add(Event.marker(author or self.agent.name, **metadata))
 
     def _result(self) -> RunResult:
         return RunResult.model_construct(

@@ -9,6 +9,7 @@ Without either, the loop does not build status events at all.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from hookline.events import Event
 from hookline.messages import TextPart
@@ -50,12 +51,38 @@ class Recorder:
             self.queue.put_nowait(Event(author=author, kind="delta", parts=[TextPart(text=text)]))
 
     async def flush(self) -> list[Event]:
-        """Write buffered events in one transaction; return them as stored."""
+        """Write buffered events in one transaction; return them as stored.
+
+        A cancellation waits for the append to finish, so that what is on record is known
+        (a transaction cut off by a cancel may or may not have committed). A failed append
+        keeps the batch, so the run's last flush writes it with what came after, in order:
+        a call's result is never stored without its call.
+        """
         if not self._buffer or self.store is None or self.session_id is None:
             return []
         events, self._buffer = self._buffer, []
-        stored = await self.store.append_events(self.session_id, events)
+        append = asyncio.ensure_future(self.store.append_events(self.session_id, events))
+        cancelled = await _wait_through_cancellation(append)
+        try:
+            stored = append.result()
+        except BaseException:
+            self._buffer[:0] = events
+            raise
         if self.queue is not None:
             for event in stored:
-                self.queue.put_nowait(event)
+                if event.kind != "marker":
+                    self.queue.put_nowait(event)
+        if cancelled:
+            raise asyncio.CancelledError
         return stored
+
+
+async def _wait_through_cancellation(task: asyncio.Future[Any]) -> bool:
+    """Wait for `task` to finish even if the caller is cancelled meanwhile; return whether it was."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            cancelled = True
+    return cancelled

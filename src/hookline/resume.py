@@ -63,7 +63,7 @@ def held_messages(log: Sequence[Event]) -> list[Message]:
     return [
         Message.model_validate(e.metadata["held_message"])
         for e in _since_last_calls(log)
-        if e.kind == "status" and "held_message" in e.metadata
+        if e.kind != "message" and "held_message" in e.metadata
     ]
 
 
@@ -79,13 +79,12 @@ def _since_last_calls(log: Sequence[Event]) -> Sequence[Event]:
 def _call_history(log: Sequence[Event]) -> tuple[set[str], dict[str, str]]:
     started: set[str] = set()
     reasons: dict[str, str] = {}
-    for event in log:
-        if event.kind != "status":
+    for event in log:  # status lines, or markers where the user switched that status off
+        if event.kind == "message":
             continue
         if event.metadata.get("started"):
             started.add(event.metadata["call_id"])
         paused = event.metadata.get("interrupted")
         if isinstance(paused, dict):
             reasons[paused["call_id"]] = paused.get("reason", "")
-            started.discard(paused["call_id"])
     return started, reasons

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 from hookline.errors import ConfigError, ToolError
 from hookline.messages import ToolCallPart, ToolResultPart
@@ -182,18 +182,40 @@ def _describe(error: ValidationError) -> str:
 
 def error_result(call: ToolCallPart, message: str) -> ToolResultPart:
     """An `is_error` result answering `call` with `message`."""
-    return ToolResultPart.from_valid(call.id, message, name=call.name, is_error=True)
+    return ToolResultPart.from_valid(call.id, to_content(message), name=call.name, is_error=True)
 
 
 def to_content(value: Any) -> str:
-    """A tool's return value as result text: strings as they are, anything else as JSON."""
+    """A tool's return value as result text: strings as they are, anything else as JSON.
+
+    Never fails: a value JSON cannot hold (a cycle, say) is given as its `repr()`, and
+    text that UTF-8 cannot encode (a lone surrogate) gets those characters escaped, since
+    neither the log nor a provider could carry it.
+    """
     if isinstance(value, str):
-        return value
+        return value if value.isascii() else _utf8_safe(value)
     if type(value) is int:  # the commonest result after text; its JSON is its str()
         return str(value)
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    return to_json(value, fallback=str).decode()
+    try:
+        text = value.model_dump_json() if isinstance(value, BaseModel) else to_json(value, fallback=str).decode()
+    except (ValueError, TypeError, PydanticSerializationError):
+        text = _safe_repr(value)
+    return _utf8_safe(text)
+
+
+def _utf8_safe(text: str) -> str:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:
+        return f"<a {type(value).__name__} that cannot be shown as text: {type(exc).__name__}: {exc}>"
 
 
 def _arguments_model(function: ToolFunction, name: str, arg_docs: dict[str, str]) -> type[BaseModel]:

@@ -10,11 +10,12 @@ JSONObject: TypeAlias = dict[str, Any]
 Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
 """Who speaks a message."""
 
-StopReason: TypeAlias = Literal["completed", "hook_exit", "interrupted", "max_turns"]
+StopReason: TypeAlias = Literal["completed", "hook_exit", "interrupted", "max_turns", "cancelled"]
 """Why a run stopped."""
 
-EventKind: TypeAlias = Literal["message", "status", "delta"]
-"""What an event is: a conversation message, a status line, or a streamed text fragment."""
+EventKind: TypeAlias = Literal["message", "status", "marker", "delta"]
+"""What an event is: a conversation message, a status line, a bookkeeping marker (in the `all`
+view only: e.g. that a tool call started), or a streamed text fragment."""
 
 StatusSource: TypeAlias = Literal["agent", "llm", "tool"]
 """Which part of the loop wrote a status event."""

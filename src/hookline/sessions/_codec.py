@@ -54,7 +54,7 @@ __all__ = [
 
 _PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(list[Part])
 _METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
-_STORABLE_KINDS = ("message", "status")
+_STORABLE_KINDS = ("message", "status", "marker")
 _TEXT_COLUMNS = ("id", "session_id", "author", "kind", "role", "source", "created_at")
 _BIG_JSON = 1_000_000
 _ROLES: tuple[str, ...] = get_args(Role)
@@ -110,7 +110,7 @@ def check_event(event: Event | Mapping[str, Any]) -> Event:
             field = ".".join(str(loc) for loc in error["loc"]) or "event"
             raise InvalidEvent(error["msg"], field=field) from exc
     if event.kind not in _STORABLE_KINDS:
-        expected = "expected message or status"
+        expected = "expected message, status or marker"
         raise InvalidEvent(f"{event.kind!r} events are streamed, never stored; {expected}", field="kind")
     if event.kind == "message" and event.role not in _ROLES:
         raise InvalidEvent(f"a message event needs a role, one of: {', '.join(_ROLES)}", field="role")

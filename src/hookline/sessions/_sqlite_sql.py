@@ -78,6 +78,9 @@ RENEW_LEASE = "UPDATE hookline_run_locks SET expires_at = ? WHERE session_id = ?
 RELEASE_LEASE = "DELETE FROM hookline_run_locks WHERE session_id = ? AND owner = ?"
 
 
+_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
+
+
 def read_log(view: View, *, session: bool) -> str:
     """Return one `SELECT` of a session's row, then its events of `view`, then its pending parts.
 
@@ -92,10 +95,10 @@ def read_log(view: View, *, session: bool) -> str:
     prompt = check_view(view) == "prompt"
     columns = _SESSION_COLUMNS if session else "NULL"
     pad = ", NULL" * (_SESSION_COLUMNS.count(",") if session else 0)
-    only_messages = "AND kind = 'message'" if prompt else ""
+    kinds = _VIEW_KINDS[view]
     parts = [
         f"SELECT 0, -1, {columns} FROM hookline_sessions WHERE {_OWNED}",
-        f"SELECT 1, seq, {_EVENT_JSON}{pad} FROM hookline_events WHERE session_id = ? {only_messages} AND seq > ?",
+        f"SELECT 1, seq, {_EVENT_JSON}{pad} FROM hookline_events WHERE session_id = ? {kinds} AND seq > ?",
     ]
     if not prompt:
         parts.append(f"SELECT 2, author, {_PENDING_JSON}{pad} FROM hookline_pending WHERE session_id = ?")

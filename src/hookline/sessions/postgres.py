@@ -308,9 +308,9 @@ async def _applied(conn: Any) -> list[str]:
 
 
 async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -> list[Event]:
-    only_messages = "AND kind = 'message'" if check_view(view) == "prompt" else ""
+    kinds = _VIEW_KINDS[check_view(view)]
     rows = await conn.fetch(
-        f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {only_messages} AND seq > $2 ORDER BY seq",
+        f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2 ORDER BY seq",
         session_id,
         after_seq,
     )
@@ -320,6 +320,9 @@ async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -
             session_id,
         )
     return decode_rows(rows)
+
+
+_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
 
 
 def _lock_key(session_id: str) -> int:
