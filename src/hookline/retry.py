@@ -5,7 +5,8 @@ Each adapter builds its SDK client with `max_retries=0` and wraps every call in
 same way whatever the provider: exponential backoff with jitter, the provider's
 `Retry-After` honoured, a cap on attempts and on total time, and then the last
 `ModelError` raised. Only errors whose `ModelError.retryable` is true are retried; a 400
-is raised at once.
+is raised at once. A stream is retried the same way (`retried_stream`), also when it
+breaks after it began: a cut stream is no answer.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ import logging
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 import anyio
 
 from hookline.errors import ConfigError, ModelError
 
-__all__ = ["RetryPolicy", "retry_after_seconds", "with_retries"]
+__all__ = ["RetryPolicy", "retried_stream", "retry_after_seconds", "with_retries"]
 
 T = TypeVar("T")
 
@@ -100,21 +102,76 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
     started = time.monotonic()
     attempt = 1
     while True:
-        remaining = policy.max_total_time - (time.monotonic() - started)
         try:
-            return await _attempt(call, _attempt_limit(policy.timeout, remaining), provider)
+            return await _attempt(call, _attempt_limit(policy, started), provider)
         except ModelError as error:
-            delay = policy.delay(attempt, error.retry_after)
-            ends_at = time.monotonic() - started + delay
-            if not error.retryable or attempt >= policy.max_attempts or ends_at >= policy.max_total_time:
-                raise
-            who = provider or "model"
-            logger.warning("%s call failed (attempt %d): %s; retrying in %.2f s", who, attempt, error, delay)
+            delay = _next_delay(error, attempt, policy, started, provider)
         await anyio.sleep(delay)
         attempt += 1
 
 
-def _attempt_limit(timeout: float | None, remaining: float) -> float | None:
+async def retried_stream(
+    stream: Callable[[], AsyncIterator[T]], policy: RetryPolicy, *, provider: str = ""
+) -> AsyncIterator[T]:
+    """Yield what `stream()` yields; when it raises a retryable `ModelError`, start it again under `policy`.
+
+    An attempt that fails after yielding items is retried too: what it yielded stays
+    yielded, so `stream()` must make a new attempt's items make sense after a failed
+    one's (the model adapters leave out text that was already shown).
+    The first item of an attempt must come within `policy.timeout` seconds (at most what
+    is left of `max_total_time`), and each later one within `policy.timeout` of the one
+    before: a stalled stream is a retryable timeout, while a long answer that keeps
+    coming is never cut.
+
+    Args:
+        stream: Makes one attempt, an async iterator that raises `ModelError` on failure.
+        policy: How many attempts, how long to wait between them, and for how long in all.
+        provider: The provider's name, for the errors this function makes.
+
+    Raises:
+        ModelError: The last error, once it is not retryable or the attempts or time run out.
+
+    """
+    started = time.monotonic()
+    attempt = 1
+    while True:
+        items = aiter(stream())
+        limit = _attempt_limit(policy, started)
+        try:
+            while True:
+                try:
+                    item = await _attempt(partial(anext, items), limit, provider)
+                except StopAsyncIteration:
+                    return
+                limit = policy.timeout
+                yield item
+        except ModelError as error:
+            delay = _next_delay(error, attempt, policy, started, provider)
+        finally:
+            await _aclose(items)
+        await anyio.sleep(delay)
+        attempt += 1
+
+
+def _next_delay(error: ModelError, attempt: int, policy: RetryPolicy, started: float, provider: str) -> float:
+    """The wait before the next attempt; raises `error` when it is not to be retried."""
+    delay = policy.delay(attempt, error.retry_after)
+    ends_at = time.monotonic() - started + delay
+    if not error.retryable or attempt >= policy.max_attempts or ends_at >= policy.max_total_time:
+        raise error
+    logger.warning("%s call failed (attempt %d): %s; retrying in %.2f s", provider or "model", attempt, error, delay)
+    return delay
+
+
+async def _aclose(items: AsyncIterator[Any]) -> None:
+    close = getattr(items, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def _attempt_limit(policy: RetryPolicy, started: float) -> float | None:
+    remaining = policy.max_total_time - (time.monotonic() - started)
+    timeout = policy.timeout
     limit = min(timeout if timeout is not None else math.inf, max(remaining, 0.001))
     return None if math.isinf(limit) else limit
 

@@ -200,8 +200,8 @@ async def test_stream_yields_text_and_assembles_tool_input_deltas(
     assert anthropic_server.requests[0]["stream"] is True
 
 
-async def test_error_event_inside_a_stream_raises(
-    anthropic_server: FakeAnthropicServer, anthropic_model: AnthropicModel, collect: Collect
+async def test_an_error_event_inside_a_stream_is_retried_then_raised(
+    anthropic_server: FakeAnthropicServer, anthropic_model: AnthropicModel, collect: Collect, fast_retry: RetryPolicy
 ) -> None:
     start = {
         "id": "m",
@@ -211,17 +211,19 @@ async def test_error_event_inside_a_stream_raises(
         "content": [],
         "usage": {"input_tokens": 1, "output_tokens": 0},
     }
-    anthropic_server.enqueue_stream(
-        [
-            {"type": "message_start", "message": start},
-            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-        ]
-    )
+    for _ in range(fast_retry.max_attempts):
+        anthropic_server.enqueue_stream(
+            [
+                {"type": "message_start", "message": start},
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            ]
+        )
 
     with pytest.raises(ModelError, match="Overloaded") as caught:
         await collect(anthropic_model, ask())
 
     assert caught.value.status_code is None
+    assert len(anthropic_server.requests) == fast_retry.max_attempts
 
 
 # --- errors and retries ----------------------------------------------------------------
@@ -302,14 +304,15 @@ async def test_a_stream_that_stalls_times_out(anthropic_server: FakeAnthropicSer
     assert caught.value.status_code is None
 
 
-async def test_malformed_json_body_raises(
+async def test_a_body_of_the_wrong_shape_raises_without_retry(
     anthropic_server: FakeAnthropicServer, anthropic_model: AnthropicModel
 ) -> None:
-    anthropic_server.enqueue_malformed_json()
+    anthropic_server.enqueue({"id": "x", "type": "message", "content": "not a list"})
 
-    with pytest.raises(ModelError, match="malformed"):
+    with pytest.raises(ModelError, match="anthropic sent a malformed response") as caught:
         await anthropic_model.request(ask())
 
+    assert not caught.value.retryable
     assert len(anthropic_server.requests) == 1
 
 

@@ -258,6 +258,7 @@ async def test_stream_interleaved_fragments_by_index_and_missing_ids(
             chunk({"index": 0, "id": "call_X", "function": {"name": "add", "arguments": '{"a"'}}),
             chunk({"index": 1, "function": {"name": "add", "arguments": ""}}),
             chunk({"index": 1, "function": {"arguments": '{"a": 2}'}}, {"index": 0, "function": {"arguments": ": 1}"}}),
+            {**chunk(), "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
         ]
     )
 
@@ -284,13 +285,17 @@ async def test_stream_opening_is_retried(
     assert len(openai_server.requests) == 2
 
 
-async def test_malformed_stream_chunk_raises(
-    openai_server: FakeOpenAIServer, openai_model: OpenAIModel, collect: Collect
+async def test_a_malformed_stream_chunk_is_retried_then_raised(
+    openai_server: FakeOpenAIServer, openai_model: OpenAIModel, collect: Collect, fast_retry: RetryPolicy
 ) -> None:
-    openai_server.enqueue_stream(["data: {not json"])
+    for _ in range(fast_retry.max_attempts):
+        openai_server.enqueue_stream(["data: {not json"])
 
-    with pytest.raises(ModelError, match="malformed"):
+    with pytest.raises(ModelError, match="malformed") as caught:
         await collect(openai_model, ask())
+
+    assert caught.value.retryable
+    assert len(openai_server.requests) == fast_retry.max_attempts
 
 
 # --- errors and retries ----------------------------------------------------------------
@@ -367,19 +372,18 @@ async def test_timeouts_raise_without_status_after_the_last_attempt(openai_serve
     assert len(openai_server.requests) == 2
 
 
-async def test_unreadable_bodies_raise_without_retry(
+async def test_bodies_of_the_wrong_shape_raise_without_retry(
     openai_server: FakeOpenAIServer, openai_model: OpenAIModel
 ) -> None:
-    openai_server.enqueue_malformed_json()
-    openai_server.enqueue_raw("<html>gateway</html>", media_type="text/html")
     openai_server.enqueue({"id": "x", "choices": []})
+    openai_server.enqueue({"id": "x", "choices": [{"index": 0, "message": 5}]})
 
-    for _ in range(3):
-        with pytest.raises(ModelError, match="malformed") as caught:
+    for _ in range(2):
+        with pytest.raises(ModelError, match="openai sent a malformed response") as caught:
             await openai_model.request(ask())
         assert not caught.value.retryable
 
-    assert len(openai_server.requests) == 3
+    assert len(openai_server.requests) == 2
 
 
 async def test_connection_refused_is_a_retryable_error() -> None:

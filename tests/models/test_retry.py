@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -10,7 +11,7 @@ import anyio
 import pytest
 
 from hookline.errors import ConfigError, ModelError
-from hookline.retry import RetryPolicy, retry_after_seconds, with_retries
+from hookline.retry import RetryPolicy, retried_stream, retry_after_seconds, with_retries
 
 pytestmark = pytest.mark.anyio
 
@@ -98,6 +99,87 @@ async def test_a_timeout_on_the_last_attempt_is_a_model_error() -> None:
     assert caught.value.status_code is None
     assert caught.value.provider == "acme"
     assert isinstance(caught.value.__cause__, TimeoutError)
+
+
+class FlakyStream:
+    """Each attempt yields "a", "b", then fails with the next error, or yields "c" once none is left."""
+
+    def __init__(self, *errors: ModelError, stall: float = 0.0) -> None:
+        self.errors = list(errors)
+        self.stall = stall
+        self.attempts = 0
+        self.closed = 0
+
+    async def __call__(self) -> AsyncIterator[str]:
+        self.attempts += 1
+        try:
+            yield "a"
+            yield "b"
+            if self.errors:
+                raise self.errors.pop(0)
+            await anyio.sleep(self.stall)
+            yield "c"
+        finally:
+            self.closed += 1
+
+
+async def collect(stream: AsyncIterator[str]) -> list[str]:
+    return [item async for item in stream]
+
+
+async def test_a_stream_that_breaks_mid_way_is_started_again() -> None:
+    stream = FlakyStream(ModelError("cut"), ModelError("down", status_code=503))
+
+    items = await collect(retried_stream(stream, QUICK, provider="acme"))
+
+    assert items == ["a", "b"] * 3 + ["c"]
+    assert stream.attempts == stream.closed == 3
+
+
+async def test_a_stream_error_that_is_not_retryable_is_raised_at_once() -> None:
+    stream = FlakyStream(ModelError("bad request", status_code=400))
+
+    with pytest.raises(ModelError, match="bad request"):
+        await collect(retried_stream(stream, QUICK))
+    assert stream.attempts == stream.closed == 1
+
+
+async def test_a_stream_breaking_on_every_attempt_raises_the_last_error() -> None:
+    stream = FlakyStream(*(ModelError(f"cut {n}") for n in range(1, 6)))
+
+    with pytest.raises(ModelError, match="cut 4"):
+        await collect(retried_stream(stream, QUICK))
+    assert stream.attempts == QUICK.max_attempts
+
+
+async def test_a_stalled_stream_times_out_per_item_and_is_retried() -> None:
+    stream = FlakyStream(stall=5)
+    policy = RetryPolicy(max_attempts=2, initial_delay=0.001, timeout=0.05)
+
+    with pytest.raises(ModelError, match="acme model call timed out") as caught:
+        await collect(retried_stream(stream, policy, provider="acme"))
+
+    assert caught.value.retryable
+    assert stream.attempts == stream.closed == 2
+
+
+async def test_a_slow_stream_that_keeps_coming_is_not_cut() -> None:
+    async def slow() -> AsyncIterator[int]:
+        for n in range(5):
+            await anyio.sleep(0.3)
+            yield n
+
+    policy = RetryPolicy(max_attempts=1, timeout=5.0, max_total_time=1.0)
+    assert await collect(retried_stream(slow, policy)) == list(range(5))  # 1.5 s in all
+
+
+async def test_leaving_a_retried_stream_early_closes_the_attempt() -> None:
+    stream = FlakyStream()
+    items = retried_stream(stream, QUICK)
+
+    assert await anext(items) == "a"
+    await items.aclose()  # type: ignore[attr-defined]
+    assert stream.closed == 1
 
 
 def test_backoff_doubles_with_jitter_and_is_capped() -> None:

@@ -5,15 +5,21 @@ transports): `request()`, and optionally `stream()`, which by default wraps `req
 `"provider:model"` strings are resolved through a registry (`hookline.models._registry`)
 that the built-in adapters and third-party packages fill through the `hookline.models`
 entry-point group.
+
+The adapters (`OpenAIModel`, `AnthropicModel`, `LocalModel`) are importable from here but
+loaded on first use (PEP 562 `__getattr__`), so that importing hookline loads no provider
+SDK: a program that only uses Anthropic needs no `openai` import, and one without the
+`anthropic` extra installed can still import everything else.
 """
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,12 +27,20 @@ from hookline.messages import Message, TextPart, ToolCallPart
 from hookline.types import JSONObject
 from hookline.usage import Usage
 
+if TYPE_CHECKING:
+    from hookline.models.anthropic import AnthropicModel
+    from hookline.models.local import LocalModel
+    from hookline.models.openai import OpenAIModel
+
 __all__ = [
+    "AnthropicModel",
     "FunctionModel",
+    "LocalModel",
     "Model",
     "ModelRequest",
     "ModelResponse",
     "ModelStreamEvent",
+    "OpenAIModel",
     "ResponseDone",
     "TextDelta",
     "ToolSpec",
@@ -145,3 +159,30 @@ class Model(ABC):
 
 from hookline.models._registry import register_provider, resolve_model  # noqa: E402
 from hookline.models.function import FunctionModel  # noqa: E402
+
+_ADAPTERS = {
+    "OpenAIModel": "hookline.models.openai",
+    "AnthropicModel": "hookline.models.anthropic",
+    "LocalModel": "hookline.models.local",
+}
+"""The provider adapters importable from here, each with the module that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    """Load a provider adapter on first use (PEP 562), so that importing this package loads no SDK.
+
+    Raises:
+        ImportError: The adapter's SDK is not installed; the message says how to install it.
+        AttributeError: `name` is no name of this module.
+
+    """
+    module = _ADAPTERS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    adapter = getattr(importlib.import_module(module), name)
+    globals()[name] = adapter
+    return adapter
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ADAPTERS))

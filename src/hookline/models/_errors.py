@@ -19,8 +19,12 @@ __all__ = [
     "api_error",
     "connection_error",
     "converted",
+    "cut_stream",
+    "garbled",
+    "garbled_error",
     "malformed",
     "malformed_error",
+    "missing_sdk",
     "status_error",
     "timeout_error",
 ]
@@ -70,14 +74,56 @@ def timeout_error(exc: Exception, provider: str) -> ModelError:
 
 def connection_error(exc: Exception, provider: str) -> ModelError:
     """Build the error for a connection that failed or dropped (no status: retryable)."""
-    return ModelError(f"{provider} connection failed: {exc}", provider=provider)
+    return ModelError(f"{provider} connection failed: {_with_cause(exc)}", provider=provider)
 
 
 def malformed(provider: str, detail: str) -> ModelError:
-    """Build the error for a 200 answer whose body cannot be read (not retried: it would read the same)."""
+    """Build the error for a 200 answer of the wrong shape (not retried: it would read the same)."""
     return ModelError(f"{provider} sent a malformed response: {detail}", status_code=200, provider=provider)
 
 
 def malformed_error(exc: Exception, provider: str) -> ModelError:
-    """Build the error for a body the SDK could not decode."""
+    """Build the error for a body the SDK found of the wrong shape."""
     return malformed(provider, str(exc))
+
+
+def garbled(provider: str, detail: str) -> ModelError:
+    """Build the error for a 200 answer whose bytes are not the wire format: not JSON, or cut short.
+
+    That is what a dropped connection or a failing proxy leaves, so it has no status code,
+    which makes it retryable, like a transport error.
+    """
+    return ModelError(f"{provider} sent a malformed response: {detail}", provider=provider)
+
+
+def garbled_error(exc: Exception, provider: str) -> ModelError:
+    """Build the error for a body or stream event that is not JSON."""
+    return garbled(provider, f"not JSON ({exc})")
+
+
+def cut_stream(provider: str, missing: str) -> ModelError:
+    """Build the error for a stream that ended before the answer did (retryable, as a dropped connection)."""
+    return ModelError(
+        f"{provider} stream ended before the answer did (no {missing} arrived): the connection dropped mid-answer",
+        provider=provider,
+    )
+
+
+def _with_cause(exc: Exception) -> str:
+    # The SDKs wrap transport errors in a bare "Connection error."; the cause says what failed.
+    text, cause = str(exc), exc.__cause__
+    if cause is not None and str(cause) and str(cause) not in text:
+        return f"{text} ({cause})"
+    return text
+
+
+def missing_sdk(adapter: str, install: str, error: ImportError) -> ImportError:
+    """Build the error for an adapter whose SDK is not installed: it names the package and how to install it.
+
+    Args:
+        adapter: The adapter's class name, e.g. `"AnthropicModel"`.
+        install: The command that installs the SDK, e.g. `pip install 'hookline[anthropic]'`.
+        error: What importing the SDK raised.
+
+    """
+    return ImportError(f"{adapter} needs the {error.name or 'SDK'!r} package, which is not installed: {install}")

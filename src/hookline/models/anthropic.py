@@ -14,13 +14,10 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, cast
 
-import anthropic
 import httpx2
-from anthropic.types import InputJSONDelta, MessageParam, RawMessageStreamEvent, TextBlock, ToolUseBlock
-from anthropic.types import Message as AnthropicMessage
-from anthropic.types import TextDelta as AnthropicTextDelta
 
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
@@ -31,16 +28,27 @@ from hookline.models._errors import (
     api_error,
     connection_error,
     converted,
+    garbled,
+    garbled_error,
     malformed,
     malformed_error,
+    missing_sdk,
     status_error,
     timeout_error,
 )
 from hookline.models._render import new_call_id, parse_arguments, text_blocks
-from hookline.models._streaming import assembled
+from hookline.models._streaming import streamed
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
 from hookline.usage import Usage
+
+try:
+    import anthropic
+    from anthropic.types import InputJSONDelta, MessageParam, RawMessageStreamEvent, TextBlock, ToolUseBlock
+    from anthropic.types import Message as AnthropicMessage
+    from anthropic.types import TextDelta as AnthropicTextDelta
+except ImportError as exc:
+    raise missing_sdk("AnthropicModel", "pip install 'hookline[anthropic]'", exc) from exc
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "from_spec"]
 
@@ -87,12 +95,16 @@ class AnthropicModel(Model):
         if timeout is not None:
             self.retry = replace(self.retry, timeout=timeout)
         key, token = _credentials(api_key)
-        self._owns_http_client = http_client is None
         self._clients = LoopClients(
             lambda: anthropic.AsyncAnthropic(
-                api_key=key, auth_token=token, base_url=base_url, max_retries=0, timeout=self.retry.timeout,
+                api_key=key,
+                auth_token=token,
+                base_url=base_url,
+                max_retries=0,
+                timeout=self.retry.timeout,
                 http_client=http_client,
-            )
+            ),
+            close_client=http_client is None,
         )
 
     async def request(self, request: ModelRequest) -> ModelResponse:
@@ -111,23 +123,23 @@ class AnthropicModel(Model):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """Stream the answer: text deltas as they come, then `ResponseDone` with tool inputs assembled.
 
-        Opening the stream is retried; once text has been yielded, a failure is raised as it is.
+        A stream that fails or ends before its `stop_reason` (the connection dropped) is
+        retried whole under `self.retry`; text already yielded is not yielded again.
         """
         max_tokens, messages, body = self._call(request)
 
-        async def attempt() -> anthropic.AsyncStream[RawMessageStreamEvent]:
-            with converted(_ERRORS, self.provider):
-                return await self._clients.get().messages.create(
-                    model=self.name, max_tokens=max_tokens, messages=messages, stream=True, extra_body=body
-                )
+        async def open_stream() -> anthropic.AsyncStream[RawMessageStreamEvent]:
+            return await self._clients.get().messages.create(
+                model=self.name, max_tokens=max_tokens, messages=messages, stream=True, extra_body=body
+            )
 
-        events = await with_retries(attempt, self.retry, provider=self.provider)
-        async for item in assembled(events, _EventAssembler(self.name), _ERRORS, self.provider):
+        assembler = partial(_EventAssembler, self.name)
+        async for item in streamed(open_stream, assembler, _ERRORS, self.provider, self.retry):
             yield item
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        await self._clients.aclose(close_client=self._owns_http_client)
+        await self._clients.aclose()
 
     def _call(self, request: ModelRequest) -> tuple[int, list[MessageParam], JSONObject]:
         body: JSONObject = {**self.settings, **request.settings}
@@ -224,6 +236,8 @@ _BLOCKS: dict[str, Callable[[Message], tuple[str, list[JSONObject]]]] = {
 
 
 def _parse_message(message: object, name: str, provider: str) -> ModelResponse:
+    if isinstance(message, str | bytes):  # the SDK hands back a body it could not read as JSON
+        raise garbled(provider, f"expected a message as JSON, got {str(message)[:200]!r}")
     if not isinstance(message, AnthropicMessage) or not isinstance(message.content, list):
         raise malformed(provider, f"expected a message, got {str(message)[:200]!r}")
     try:
@@ -275,6 +289,10 @@ class _EventAssembler:
         self.output_tokens = 0
         self.model_name = name
         self.metadata: JSONObject = {}
+
+    def missing(self) -> str | None:
+        """`"stop_reason"` until a `message_delta` gave one: before that, the answer may be cut short."""
+        return None if self.metadata.get("stop_reason") else "stop_reason"
 
     def feed(self, event: RawMessageStreamEvent) -> str:
         """Take one event in; return the text it adds."""
@@ -355,7 +373,7 @@ _ERRORS: ErrorTable = (
     (anthropic.APITimeoutError, timeout_error),
     (anthropic.APIConnectionError, connection_error),
     (anthropic.APIResponseValidationError, malformed_error),
-    (json.JSONDecodeError, malformed_error),
+    (json.JSONDecodeError, garbled_error),
     (httpx2.TimeoutException, timeout_error),  # raised as they are while a stream is read
     (httpx2.TransportError, connection_error),
     (anthropic.APIError, api_error),

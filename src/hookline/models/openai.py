@@ -14,17 +14,11 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, cast
 
 import httpx
 import httpx2
-import openai
-from openai.types.chat import (
-    ChatCompletion,
-    ChatCompletionChunk,
-    ChatCompletionMessageFunctionToolCall,
-    ChatCompletionMessageParam,
-)
 
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
@@ -35,16 +29,30 @@ from hookline.models._errors import (
     api_error,
     connection_error,
     converted,
+    garbled,
+    garbled_error,
     malformed,
     malformed_error,
+    missing_sdk,
     status_error,
     timeout_error,
 )
 from hookline.models._render import arguments_json, new_call_id, parse_arguments, text_blocks
-from hookline.models._streaming import assembled
+from hookline.models._streaming import streamed
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
 from hookline.usage import Usage
+
+try:
+    import openai
+    from openai.types.chat import (
+        ChatCompletion,
+        ChatCompletionChunk,
+        ChatCompletionMessageFunctionToolCall,
+        ChatCompletionMessageParam,
+    )
+except ImportError as exc:  # a dependency of hookline, so only a broken install lacks it
+    raise missing_sdk("OpenAIModel", "pip install openai", exc) from exc
 
 __all__ = ["PRESETS", "OpenAIModel", "Preset", "from_spec"]
 
@@ -113,13 +121,16 @@ class OpenAIModel(Model):
         self.retry = retry or RetryPolicy()
         if timeout is not None:
             self.retry = replace(self.retry, timeout=timeout)
-        self._owns_http_client = http_client is None
         key = _api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"))
         self._clients = LoopClients(
             lambda: openai.AsyncOpenAI(
-                api_key=key, base_url=base_url, max_retries=0, timeout=self.retry.timeout,
+                api_key=key,
+                base_url=base_url,
+                max_retries=0,
+                timeout=self.retry.timeout,
                 http_client=cast(Any, http_client),
-            )
+            ),
+            close_client=http_client is None,
         )
 
     @classmethod
@@ -163,24 +174,24 @@ class OpenAIModel(Model):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """Stream the answer: text deltas as they come, then `ResponseDone` with tool calls assembled.
 
-        Opening the stream is retried; once text has been yielded, a failure is raised as it is.
+        A stream that fails or ends before its `finish_reason` (the connection dropped) is
+        retried whole under `self.retry`; text already yielded is not yielded again.
         """
         messages = _messages(request.messages)
         body = self._body(request, stream=True)
 
-        async def attempt() -> openai.AsyncStream[ChatCompletionChunk]:
-            with converted(_ERRORS, self.provider):
-                return await self._clients.get().chat.completions.create(
-                    model=self.name, messages=messages, stream=True, extra_body=body
-                )
+        async def open_stream() -> openai.AsyncStream[ChatCompletionChunk]:
+            return await self._clients.get().chat.completions.create(
+                model=self.name, messages=messages, stream=True, extra_body=body
+            )
 
-        chunks = await with_retries(attempt, self.retry, provider=self.provider)
-        async for item in assembled(chunks, _ChunkAssembler(self.name), _ERRORS, self.provider):
+        assembler = partial(_ChunkAssembler, self.name)
+        async for item in streamed(open_stream, assembler, _ERRORS, self.provider, self.retry):
             yield item
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        await self._clients.aclose(close_client=self._owns_http_client)
+        await self._clients.aclose()
 
     def _body(self, request: ModelRequest, *, stream: bool) -> JSONObject:
         body: JSONObject = {**self.settings, **request.settings}
@@ -286,6 +297,8 @@ def _strict_ok(node: object) -> bool:
 
 
 def _parse_completion(completion: object, name: str, provider: str) -> ModelResponse:
+    if isinstance(completion, str | bytes):  # the SDK hands back a body it could not read as JSON
+        raise garbled(provider, f"expected a chat completion as JSON, got {str(completion)[:200]!r}")
     if not isinstance(completion, ChatCompletion) or not completion.choices:
         raise malformed(provider, f"expected a chat completion, got {str(completion)[:200]!r}")
     try:
@@ -333,6 +346,10 @@ class _ChunkAssembler:
         self.usage = Usage()
         self.model_name = name
         self.metadata: JSONObject = {}
+
+    def missing(self) -> str | None:
+        """`"finish_reason"` until a chunk gave one: before that, the answer may be cut short."""
+        return None if "finish_reason" in self.metadata else "finish_reason"
 
     def feed(self, chunk: ChatCompletionChunk) -> str:
         """Take one chunk in; return the text it adds."""
@@ -387,7 +404,7 @@ _ERRORS: ErrorTable = (
     (openai.APITimeoutError, timeout_error),
     (openai.APIConnectionError, connection_error),
     (openai.APIResponseValidationError, malformed_error),
-    (json.JSONDecodeError, malformed_error),
+    (json.JSONDecodeError, garbled_error),
     (httpx2.TimeoutException, timeout_error),
     (httpx2.TransportError, connection_error),
     (openai.APIError, api_error),

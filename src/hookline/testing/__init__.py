@@ -17,6 +17,12 @@ with FakeOpenAIServer() as server:
     server.assert_complete()             # every scripted answer was used
 ```
 
+Faults are scripted the same way, one per request: `enqueue_error(429, retry_after=1)`,
+`enqueue_delay(seconds)` (past a timeout), `enqueue_cut_stream(text)` (the connection drops
+before the answer's end), `enqueue_stalled_stream(text, after=2, seconds=30)`,
+`enqueue_garbled_stream(text, at=2)` (an event that is not JSON), `enqueue_cut_body(text)`
+and `enqueue_malformed_json()` (a JSON body cut short).
+
 This module needs the `server` extra (`pip install 'hookline[server]'`) for Starlette
 and uvicorn.
 """

@@ -11,12 +11,14 @@ wire format.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import ClassVar, Self
@@ -27,7 +29,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hookline.messages import ToolCallPart
 from hookline.types import JSONObject
@@ -138,6 +140,7 @@ class ScriptedServer:
         self.app = Starlette(routes=[Route(self.path, self._handle, methods=["POST"])])
 
     def __enter__(self) -> Self:
+        logging.getLogger("uvicorn.error").addFilter(_QUIET)  # adding it twice keeps one
         self._url = self._stack.enter_context(serve_in_thread(self.app))
         return self
 
@@ -220,6 +223,102 @@ class ScriptedServer:
         """Hold the next request for `seconds` (e.g. past a client timeout), then answer `text`."""
         self.enqueue_text(text, delay=seconds)
 
+    def enqueue_cut_stream(
+        self, reply: Reply | str = "", *, keep: int | None = None, abrupt: bool = True, delay: float = 0.0
+    ) -> None:
+        """Answer the next request with a stream that stops before the answer ends, as a dropped connection does.
+
+        The reply's events are sent up to the ones that end an answer (OpenAI: the chunk
+        with `finish_reason`, usage and `data: [DONE]`; Anthropic: `message_delta` and
+        `message_stop`), or only the first `keep` events.
+
+        Args:
+            reply: The answer whose stream is cut (a `str`: a text answer).
+            keep: How many events to send; default all but the ending ones.
+            abrupt: True: the connection closes mid-body, so the client sees a broken
+                transfer; False: the HTTP body ends cleanly, only without the ending events
+                (as a proxy that gives up does).
+            delay: Seconds to wait before answering.
+
+        """
+        answer = _as_reply(reply)
+
+        def respond(request: JSONObject) -> Response:
+            chunks = self._reply_chunks(answer, request)
+            ending = next((i for i, chunk in enumerate(chunks) if self._ends_answer(chunk)), len(chunks))
+            frames = [self._frame(chunk) for chunk in chunks[: ending if keep is None else keep]]
+            return _RawResponse([_sse(frame) for frame in frames], "text/event-stream", complete=not abrupt)
+
+        self._push(respond, f"stream of {answer.text!r} cut short", delay)
+
+    def enqueue_garbled_stream(
+        self, reply: Reply | str = "", *, at: int = 1, frame: str | None = None, delay: float = 0.0
+    ) -> None:
+        """Answer the next request with the reply's stream, one event of it replaced by garbage.
+
+        Args:
+            reply: The answer to stream (a `str`: a text answer).
+            at: The index of the event replaced.
+            frame: The garbage, sent verbatim as a whole event; default a `data:` line
+                holding broken JSON (under an event name the provider's SDK reads).
+            delay: Seconds to wait before answering.
+
+        """
+        answer = _as_reply(reply)
+        garbage = frame if frame is not None else self._garbage_frame
+
+        def respond(request: JSONObject) -> Response:
+            frames = [self._frame(chunk) for chunk in self._reply_chunks(answer, request)] + self._stream_end()
+            frames[at] = garbage
+            return _event_stream(frames, 0.0)
+
+        self._push(respond, f"stream of {answer.text!r} garbled at event {at}", delay)
+
+    def enqueue_stalled_stream(
+        self, reply: Reply | str = "", *, after: int = 1, seconds: float = 30.0, delay: float = 0.0
+    ) -> None:
+        """Answer the next request with the reply's stream, stalling mid-way (e.g. past a client's timeout).
+
+        The server sends the first `after` events, sends nothing for `seconds` (less if the
+        client hangs up), then sends the rest.
+
+        Args:
+            reply: The answer to stream (a `str`: a text answer).
+            after: How many events come before the stall.
+            seconds: How long the stream stalls.
+            delay: Seconds to wait before answering.
+
+        """
+        answer = _as_reply(reply)
+
+        def respond(request: JSONObject) -> Response:
+            frames = [self._frame(chunk) for chunk in self._reply_chunks(answer, request)] + self._stream_end()
+            chunks = [_sse(frame) for frame in frames]
+            return _RawResponse(chunks, "text/event-stream", stall=(after, seconds))
+
+        self._push(respond, f"stream of {answer.text!r} stalled for {seconds:g} s", delay)
+
+    def enqueue_cut_body(self, reply: Reply | str = "", *, abrupt: bool = True, delay: float = 0.0) -> None:
+        """Answer the next request with the reply as JSON cut in half (never as a stream).
+
+        Args:
+            reply: The answer (a `str`: a text answer).
+            abrupt: True: the connection closes mid-body (fewer bytes than its
+                `Content-Length`); False: a complete 200 response whose JSON stops half-way.
+            delay: Seconds to wait before answering.
+
+        """
+        answer = _as_reply(reply)
+
+        def respond(request: JSONObject) -> Response:
+            body = json.dumps(self._reply_json(answer, request)).encode()
+            half = body[: len(body) // 2]
+            if abrupt:
+                return _RawResponse([half], "application/json", complete=False, length=len(body))
+            return Response(half, media_type="application/json")
+
+        self._push(respond, f"JSON of {answer.text!r} cut short", delay)
+
     def enqueue_text(self, text: str, *, input_tokens: int = 10, output_tokens: int = 5, delay: float = 0.0) -> None:
         """Answer the next request with `text`, as JSON or as a stream, as the request asks."""
         self.enqueue_reply(Reply(text=text, input_tokens=input_tokens, output_tokens=output_tokens), delay=delay)
@@ -286,6 +385,13 @@ class ScriptedServer:
     def _stream_end(self) -> list[str]:
         return []
 
+    _garbage_frame: ClassVar[str] = "data: {not json"
+    """What `enqueue_garbled_stream` sends by default: an event the provider's SDK parses."""
+
+    def _ends_answer(self, chunk: JSONObject) -> bool:
+        """Whether `chunk` is the first of the events that end an answer (`enqueue_cut_stream` stops before it)."""
+        raise NotImplementedError
+
     def _reply_json(self, reply: Reply, request: JSONObject) -> JSONObject:
         raise NotImplementedError
 
@@ -340,6 +446,74 @@ def _event_stream(frames: list[str], chunk_delay: float) -> StreamingResponse:
             yield frame + "\n\n"
 
     return StreamingResponse(body(), media_type="text/event-stream")
+
+
+def _sse(frame: str) -> bytes:
+    return (frame + "\n\n").encode()
+
+
+def _as_reply(reply: Reply | str) -> Reply:
+    return Reply(text=reply) if isinstance(reply, str) else reply
+
+
+_dropping: ContextVar[bool] = ContextVar("hookline_fake_dropping", default=False)
+
+
+class _QuietDrops(logging.Filter):
+    """Drops uvicorn's complaint about a response left unfinished, when a fake left it so on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_dropping.get() and record.getMessage() == _UNFINISHED)
+
+
+_UNFINISHED = "ASGI callable returned without completing response."
+_QUIET = _QuietDrops()
+
+
+class _RawResponse(Response):
+    """A response sent piece by piece, that may stall mid-way or never finish (the connection then drops).
+
+    Returning from an ASGI app without the last `http.response.body` message makes uvicorn
+    close the connection: the client sees a body cut short, as when a network fails.
+    """
+
+    def __init__(
+        self,
+        chunks: list[bytes],
+        media_type: str,
+        *,
+        complete: bool = True,
+        length: int | None = None,
+        stall: tuple[int, float] | None = None,
+    ) -> None:
+        super().__init__(media_type=media_type)
+        self.chunks = chunks
+        self.complete = complete
+        self.stall = stall
+        if length is not None:
+            self.headers["content-length"] = str(length)
+        else:
+            del self.headers["content-length"]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        for index, chunk in enumerate(self.chunks):
+            if self.stall is not None and index == self.stall[0] and await _hung_up(receive, self.stall[1]):
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if self.complete:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        else:
+            _dropping.set(True)
+
+
+async def _hung_up(receive: Receive, seconds: float) -> bool:
+    """Wait `seconds`, or less if the client hangs up first; say whether it did."""
+    with anyio.move_on_after(seconds):
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        return True
+    return False
 
 
 def pieces(text: str, size: int = 4) -> list[str]:

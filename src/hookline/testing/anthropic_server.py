@@ -52,6 +52,12 @@ class FakeAnthropicServer(ScriptedServer):
     def _error_body(self, status: int, message: str) -> JSONObject:
         return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
 
+    # The SDK skips events without a name, so the garbage comes under a name it reads.
+    _garbage_frame: ClassVar[str] = "event: content_block_delta\ndata: {not json"
+
+    def _ends_answer(self, chunk: JSONObject) -> bool:
+        return chunk.get("type") in ("message_delta", "message_stop")
+
     def _frame(self, chunk: JSONObject) -> str:
         return f"event: {chunk.get('type', 'message')}\ndata: {json.dumps(chunk)}"
 

@@ -55,6 +55,9 @@ class FakeOpenAIServer(ScriptedServer):
     def _stream_end(self) -> list[str]:
         return ["data: [DONE]"]
 
+    def _ends_answer(self, chunk: JSONObject) -> bool:
+        return any(choice.get("finish_reason") for choice in chunk.get("choices", [])) or "usage" in chunk
+
     def _reply_json(self, reply: Reply, request: JSONObject) -> JSONObject:
         message: JSONObject = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
