@@ -1,9 +1,10 @@
 """The SQL of `SQLiteSessionStore`, each transaction in as few statements as it can take.
 
-Every statement is one round trip to aiosqlite's worker thread, so the statements fold
-the work together: the seq bump returns the author's pending parts in the same
-statement (a subquery of its `RETURNING`), and a read is one compound `SELECT`, which
-SQLite runs in one snapshot with no `BEGIN` around it.
+A whole transaction runs in one hop to the store's thread, but each statement still
+costs a trip through the driver, so the statements fold the work together: the seq bump
+returns the author's pending parts in the same statement (a subquery of its
+`RETURNING`), and a read is one compound `SELECT`, which SQLite runs in one snapshot
+with no `BEGIN` around it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ __all__ = [
     "DELETE_SESSION",
     "INSERT_EVENT",
     "INSERT_SESSION",
+    "LEASE_HELD",
     "LIST_SESSIONS",
     "READ_SESSION",
     "RELEASE_LEASE",
@@ -44,8 +46,7 @@ UPDATE_STATE = "UPDATE hookline_sessions SET state = ?, updated_at = ? WHERE id 
 # Reserve seqs and mark the session updated; return the new last seq and, as one JSON
 # list, the pending parts of the authors whose events are appended (NULL: none pending).
 # Its first parameter is the count, then updated_at, the session id, the id again, and
-# the authors. The seq bump is the first statement, so the implicit `BEGIN IMMEDIATE`
-# takes the write lock before anything is read.
+# the authors.
 BUMP = (
     "UPDATE hookline_sessions SET last_seq = last_seq + ?, updated_at = ? WHERE id = ?"
     f" RETURNING last_seq, (SELECT '[' || group_concat({_PENDING_JSON}, ',') || ']' FROM hookline_pending"
@@ -76,6 +77,10 @@ TAKE_LEASE = (
 )
 RENEW_LEASE = "UPDATE hookline_run_locks SET expires_at = ? WHERE session_id = ? AND owner = ?"
 RELEASE_LEASE = "DELETE FROM hookline_run_locks WHERE session_id = ? AND owner = ?"
+# A row back: a live lease holds the session. Parameters: session id, now.
+LEASE_HELD = (
+    "SELECT owner FROM hookline_run_locks WHERE session_id = ? AND NOT hookline_lapsed(host, pid, expires_at, ?)"
+)
 
 
 _VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}

@@ -2,15 +2,17 @@
 
 Everything it hands out is a deep copy, so a caller editing a returned session or event
 never changes what is stored (as ADK's in-memory service does). Nothing survives the
-process.
+process. Any thread and any event loop of the process may use one store at once: a
+threading lock guards the records, and `run_lock` works across event loops.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,9 @@ from hookline.sessions._codec import (
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
+
+# Why `delete` refuses a session a run holds (the same words on every store).
+_HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 
 
 @dataclass
@@ -56,8 +61,65 @@ def _as_stored_state(state: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+class _RunLocks:
+    """The session ids runs hold, shared by every thread and event loop of the process.
+
+    An `asyncio.Lock` belongs to one event loop, and `run_sync` gives each thread its own,
+    so the holders are a set under a threading lock, and a waiter is woken on its own
+    loop (`call_soon_threadsafe`) when a lock it waits for is released.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._held: set[str] = set()
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+
+    def held(self, session_id: str) -> bool:
+        """Whether a run holds `session_id`."""
+        return session_id in self._held
+
+    async def acquire(self, session_id: str, timeout: float) -> None:
+        """Take `session_id`, waiting up to `timeout` seconds; then raise `SessionBusy`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            woken: asyncio.Future[None] = loop.create_future()
+            with self._mutex:
+                if session_id not in self._held:
+                    self._held.add(session_id)
+                    return
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise SessionBusy(session_id, f"waited {timeout:g} s" if timeout > 0 else "")
+                self._waiters.setdefault(session_id, []).append(woken)
+            try:
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(woken, remaining)
+            finally:
+                with self._mutex:
+                    waiters = self._waiters[session_id]
+                    waiters.remove(woken)
+                    if not waiters:
+                        del self._waiters[session_id]
+
+    def release(self, session_id: str) -> None:
+        """Free `session_id` and wake whoever waits for it (they race to take it)."""
+        with self._mutex:
+            self._held.discard(session_id)
+            waiters = list(self._waiters.get(session_id, ()))
+        for woken in waiters:
+            # The waiter's loop may be closed by now (its thread gone): nothing to wake.
+            with suppress(RuntimeError):
+                woken.get_loop().call_soon_threadsafe(_wake, woken)
+
+
+def _wake(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
+
+
 class InMemorySessionStore(SessionStore):
-    """Sessions kept in a dict; `run_lock` is an `asyncio.Lock` per session id.
+    """Sessions kept in a dict; `run_lock` holds a session id for one run at a time.
 
     Partial events are listed by author name. `run_lock` guards one process only, which
     is all this store can be shared by.
@@ -65,7 +127,8 @@ class InMemorySessionStore(SessionStore):
 
     def __init__(self) -> None:
         self._records: dict[str, _Record] = {}
-        self._run_locks: dict[str, asyncio.Lock] = {}
+        self._run_locks = _RunLocks()
+        self._mutex = threading.Lock()
 
     def _record(self, session_id: str, user: str | None = None) -> _Record:
         record = self._records.get(session_id)
@@ -83,53 +146,70 @@ class InMemorySessionStore(SessionStore):
     ) -> Session:
         """Create a session (a new uuid4 hex id when `session_id` is None)."""
         session_id = session_id or new_id()
-        if session_id in self._records:
-            raise SessionExists(session_id)
         now = utcnow()
         session = Session(id=session_id, app=app, user=user, state=_as_stored_state(state or {}))
         session.created_at = session.updated_at = now
-        self._records[session_id] = _Record(session.model_copy(deep=True))
+        with self._mutex:
+            if session_id in self._records:
+                raise SessionExists(session_id)
+            self._records[session_id] = _Record(session.model_copy(deep=True))
         return session
 
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
         """Return the session with its events in the `ui` view (none when `with_events` is false)."""
-        record = self._record(session_id, user)
-        session = record.session.model_copy(deep=True)
-        if with_events:
-            session.events = [e.model_copy(deep=True) for e in self._view(record, "ui", 0)]
+        with self._mutex:
+            record = self._record(session_id, user)
+            session = record.session.model_copy(deep=True)
+            if with_events:
+                session.events = [e.model_copy(deep=True) for e in self._view(record, "ui", 0)]
         return session
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
-        """Delete a session and its whole log."""
-        self._record(session_id, user)
-        del self._records[session_id]
+        """Delete a session and its whole log.
+
+        Raises:
+            SessionNotFound: No such session (or it is another user's).
+            SessionBusy: A run holds the session.
+
+        """
+        with self._mutex:
+            self._record(session_id, user)
+            if self._run_locks.held(session_id):
+                raise SessionBusy(session_id, _HELD)
+            del self._records[session_id]
 
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
         """Append events at once; return them as stored (deep copies)."""
-        record = self._record(session_id)
         checked = [check_event(e) for e in events]
         now = utcnow()
-        stored = []
-        for seq, event in enumerate(checked, start=len(record.log) + 1):
-            merged = merge_pending(record.pending.pop(event.author, None), event)
-            stored.append(_as_stored(stamp(merged, session_id=session_id, seq=seq, now=now)))
-        record.log.extend(stored)
-        record.session.updated_at = now
-        return [e.model_copy(deep=True) for e in stored]
+        with self._mutex:
+            record = self._record(session_id)
+            # Merged into copies: a batch that fails to encode leaves the pending parts.
+            pending = dict(record.pending)
+            stored = []
+            for seq, event in enumerate(checked, start=len(record.log) + 1):
+                merged = merge_pending(pending.pop(event.author, None), event)
+                stored.append(_as_stored(stamp(merged, session_id=session_id, seq=seq, now=now)))
+            record.pending = pending
+            record.log.extend(stored)
+            record.session.updated_at = now
+            return [e.model_copy(deep=True) for e in stored]
 
     async def prepare_event(self, session_id: str, event: Event) -> Event:
         """Add `event`'s parts to its author's pending parts; return the partial event."""
-        record = self._record(session_id)
         event = check_event(event)
         now = utcnow()
-        partial = _as_stored(accumulate(record.pending.get(event.author), event, session_id=session_id, now=now))
-        record.pending[event.author] = partial
-        record.session.updated_at = now
-        return partial.model_copy(deep=True)
+        with self._mutex:
+            record = self._record(session_id)
+            partial = _as_stored(accumulate(record.pending.get(event.author), event, session_id=session_id, now=now))
+            record.pending[event.author] = partial
+            record.session.updated_at = now
+            return partial.model_copy(deep=True)
 
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
-        return [e.model_copy(deep=True) for e in self._view(self._record(session_id), view, after_seq)]
+        with self._mutex:
+            return [e.model_copy(deep=True) for e in self._view(self._record(session_id), view, after_seq)]
 
     @staticmethod
     def _view(record: _Record, view: View, after_seq: int) -> list[Event]:
@@ -139,9 +219,11 @@ class InMemorySessionStore(SessionStore):
 
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Replace the session's saved state."""
-        record = self._record(session_id)
-        record.session.state = _as_stored_state(state)
-        record.session.updated_at = utcnow()
+        stored = _as_stored_state(state)
+        with self._mutex:
+            record = self._record(session_id)
+            record.session.state = stored
+            record.session.updated_at = utcnow()
 
     @asynccontextmanager
     async def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AsyncIterator[None]:
@@ -150,23 +232,18 @@ class InMemorySessionStore(SessionStore):
         The lock is on the id: it does not need the session to exist yet, so a run may
         take it before creating its session.
         """
-        lock = self._run_locks.setdefault(session_id, asyncio.Lock())
-        if lock.locked() and timeout <= 0:
-            raise SessionBusy(session_id)
-        try:
-            await asyncio.wait_for(lock.acquire(), timeout if lock.locked() else None)
-        except TimeoutError:
-            raise SessionBusy(session_id, f"waited {timeout:g} s") from None
+        await self._run_locks.acquire(session_id, timeout)
         try:
             yield
         finally:
-            lock.release()
+            self._run_locks.release(session_id)
 
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
-        found = [
-            r.session.model_copy(deep=True)
-            for r in self._records.values()
-            if (app is None or r.session.app == app) and (user is None or r.session.user == user)
-        ]
+        with self._mutex:
+            found = [
+                r.session.model_copy(deep=True)
+                for r in self._records.values()
+                if (app is None or r.session.app == app) and (user is None or r.session.user == user)
+            ]
         return sorted(found, key=lambda s: (s.created_at, s.id), reverse=True)

@@ -1,14 +1,19 @@
-"""The embedded default store: one SQLite file, shared safely by several processes.
+"""The embedded default store: one SQLite file, shared safely by threads, event loops and processes.
 
 The file runs in WAL mode with `synchronous=NORMAL` (durable against a killed process).
 Writes start with `BEGIN IMMEDIATE`, so a writer takes SQLite's write lock before it
 reads what it will change; other processes wait up to `busy_timeout` seconds for it.
-The driver issues that `BEGIN IMMEDIATE` itself before a transaction's first statement
-(which always writes), and each read is a single statement: every statement is a round
-trip to aiosqlite's thread, so an append costs three (bump, insert, commit), a read one.
 `seq` comes from a per-session counter (`hookline_sessions.last_seq`) bumped in the same
 transaction as the insert, so it stays gap-free and unique however many processes
 append, and `UNIQUE(session_id, seq)` guards it in the schema.
+
+The store's connection lives in one daemon thread of its own, which runs each whole
+transaction as one job, one job after another. So any thread and any event loop may use
+the store at once without transactions interleaving; a transaction costs one hop to
+that thread and back; and a script that never calls `aclose()` still exits when its
+work ends (every append is committed before it returns; the connection is closed at
+interpreter exit). A cancelled caller's job is dropped if it has not started; one that
+has started ends on its own, committed or rolled back, before the next job starts.
 
 `run_lock` is a lease in the `hookline_run_locks` table: taken in a write transaction,
 renewed every `lock_ttl / 3` seconds while held, deleted on release. A lease frees itself
@@ -19,17 +24,21 @@ killed process never blocks a session for long.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures
 import itertools
 import json
 import os
+import queue
 import socket
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import Any
-
-import aiosqlite
+from functools import partial
+from typing import Any, TypeVar
 
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound, StoreError
 from hookline.events import Event
@@ -54,18 +63,28 @@ from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
 
+_T = TypeVar("_T")
+_Work = Callable[[sqlite3.Connection], Any]
+_Jobs = queue.SimpleQueue[tuple[concurrent.futures.Future[Any], _Work | None]]
 _HOST = socket.gethostname()
+# At interpreter exit, how long to wait for each store's thread to close its connection.
+_EXIT_WAIT = 1.0
 # The first matching fragment of a driver message decides how a failure is reported.
 _FAILURES = (
     ("locked", "is locked: another connection held a write transaction longer than busy_timeout"),
     ("unable to open", "cannot be opened (check that its folder exists and is writable)"),
     ("not a database", "is not a SQLite database, or is corrupt"),
     ("malformed", "is corrupt"),
+    ("disk is full", "cannot be written: the disk is full"),
+    ("disk i/o error", "cannot be written: disk I/O error (is the disk full or failing?)"),
 )
+_DISK_ADVICE = "free some space (or fix the disk), then retry"
+# Why `delete` refuses a session a run holds (the same words on every store).
+_HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 
 
 class SQLiteSessionStore(SessionStore):
-    """Sessions in one SQLite file, through aiosqlite (nothing blocks the event loop).
+    """Sessions in one SQLite file, through a thread of its own (nothing blocks the event loop).
 
     WAL mode with `synchronous=NORMAL`: a committed append survives the process being
     killed; an OS crash or power loss may lose the last commits, never the file.
@@ -76,7 +95,9 @@ class SQLiteSessionStore(SessionStore):
             before failing with `StoreError`.
         lock_ttl: Seconds a `run_lock` lease lasts unless renewed (it is renewed while held).
 
-    The connection opens lazily on first use and is reused; `aclose()` closes it.
+    The connection opens lazily on first use and is reused by every thread and event
+    loop; `aclose()` closes it (the next use opens it again). A store left open is
+    closed at interpreter exit, or when it is garbage collected.
 
     """
 
@@ -84,88 +105,71 @@ class SQLiteSessionStore(SessionStore):
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
         self.lock_ttl = lock_ttl
-        self._db: aiosqlite.Connection | None = None
-        self._guard_lock = asyncio.Lock()
-        self._guard_loop: asyncio.AbstractEventLoop | None = None
+        self._worker: _Worker | None = None
+        self._worker_lock = threading.Lock()
+        # Leases (session id, owner) whose release failed: the next lease write removes them.
+        self._unreleased: set[tuple[str, str]] = set()
 
     def __repr__(self) -> str:
         return f"SQLiteSessionStore({self.path!r})"
 
-    def _guard(self) -> asyncio.Lock:
-        # One connection serves every coroutine of the process, and transactions on it
-        # must not interleave. A lock is tied to its event loop: make one per loop.
-        loop = asyncio.get_running_loop()
-        if self._guard_loop is not loop:
-            self._guard_lock, self._guard_loop = asyncio.Lock(), loop
-        return self._guard_lock
+    def _submit(self, job: concurrent.futures.Future[_T], work: Callable[[sqlite3.Connection], _T]) -> None:
+        """Queue `work` for the store's thread, starting one if there is none."""
+        # Under the lock, so a job is never queued behind the stop of a worker `aclose`
+        # took away: every job queued to it comes before its stop.
+        with self._worker_lock:
+            # A forked child inherits the object but not the thread: it opens its own.
+            if self._worker is None or self._worker.pid != os.getpid():
+                self._worker = _Worker(partial(_connect, self.path, self.busy_timeout), self.path)
+                # At exit `_stop_all` closes it (and waits); the finalizer is for a store
+                # garbage collected while open.
+                weakref.finalize(self, self._worker.stop).atexit = False
+            self._worker.submit(job, work)
 
-    @asynccontextmanager
-    async def _transaction(self, *, write: bool) -> AsyncIterator[aiosqlite.Connection]:
-        """Use the connection alone; for a write, commit at the end (roll back on error).
+    async def _run(self, work: Callable[[sqlite3.Connection], _T], *, write: bool = False, finish: bool = False) -> _T:
+        """Run `work` on the connection, in the store's thread; return what it returns.
 
-        A write's first statement must change something: the driver opens the
-        transaction with `BEGIN IMMEDIATE` just before it, in the same round trip. A read
-        is one statement, which SQLite runs in one snapshot of its own.
+        With `write`, in one transaction: committed when `work` returns, rolled back if it
+        raises, or if the caller is cancelled before the `COMMIT` begins. With `finish`,
+        the work runs to its end even if the caller is cancelled.
         """
-        async with self._guard():
-            with self._errors():
-                if self._db is None:
-                    self._db = await self._open()
-                if not write:
-                    yield self._db
-                    return
-                async with _committed(self._db):
-                    yield self._db
+        job: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        abandoned = None if finish else threading.Event()
+        self._submit(job, partial(_in_transaction, work, abandoned=abandoned) if write else work)
+        await _wait(job, abandoned)
+        with self._errors(write=write):
+            return job.result()
+
+    async def _write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """`_run(work, write=True)`."""
+        return await self._run(work, write=True)
 
     @contextmanager
-    def _errors(self) -> Iterator[None]:
+    def _errors(self, *, write: bool) -> Iterator[None]:
         try:
             yield
         except sqlite3.Error as exc:
-            text = str(exc).lower()
-            problem = next((p for fragment, p in _FAILURES if fragment in text), f"failed: {exc}")
-            if problem.startswith("is locked"):
-                problem += f" ({self.busy_timeout:g} s)"
-            raise StoreError(f"SQLite database {self.path} {problem}", where=self.path) from exc
+            raise StoreError(f"SQLite database {self.path} {self._problem(exc, write)}", where=self.path) from exc
 
-    async def _open(self) -> aiosqlite.Connection:
-        if sqlite3.sqlite_version_info < (3, 35):
-            needed = "hookline needs 3.35 or newer"
-            raise StoreError(f"SQLite {sqlite3.sqlite_version} is too old; {needed}", where=self.path)
-        # aiosqlite leaves its thread to report a failed connect to a loop that may be gone
-        # by then; a plain connect first turns an unopenable path into an ordinary error.
-        await asyncio.to_thread(_probe, self.path)
-        # "IMMEDIATE": the driver starts a transaction with `BEGIN IMMEDIATE` before the
-        # first INSERT, UPDATE or DELETE outside one, with no round trip of its own.
-        db = await aiosqlite.connect(self.path, isolation_level="IMMEDIATE")
-        try:
-            await db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            await db.execute("PRAGMA journal_mode = WAL")
-            await db.execute("PRAGMA synchronous = NORMAL")
-            await db.execute("PRAGMA foreign_keys = ON")
-            await db.create_function("hookline_lapsed", 4, _lease_lapsed)
-            await self._migrate(db)
-        except BaseException:
-            await db.close()
-            raise
-        return db
-
-    async def _migrate(self, db: aiosqlite.Connection) -> None:
-        if not plan(await _applied(db), where=self.path):
-            return
-        await db.execute("BEGIN IMMEDIATE")
-        async with _committed(db):
-            await db.execute(create_migrations_table(SQLITE))
-            for step in plan(await _applied(db), where=self.path):
-                for statement in step.statements(SQLITE):
-                    await db.execute(statement)
-                await db.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, ?)", (step.name, iso(utcnow())))
+    def _problem(self, exc: sqlite3.Error, write: bool) -> str:
+        """What went wrong, in words, from the driver's message."""
+        text = str(exc).lower()
+        problem = next((p for fragment, p in _FAILURES if fragment in text), f"failed: {exc}")
+        if problem.startswith("is locked"):
+            problem += f" ({self.busy_timeout:g} s)"
+        disk = problem.startswith("cannot be written")
+        if disk:
+            problem += f" (SQLite: {exc})"
+        if write:
+            problem += "; nothing of this write was saved"
+        return f"{problem}; {_DISK_ADVICE}" if disk else problem
 
     async def aclose(self) -> None:
         """Close the connection (the next use opens it again)."""
-        if self._db is not None:
-            db, self._db = self._db, None
-            await db.close()
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            await _wait(worker.stop_job())
 
     async def create(
         self,
@@ -179,18 +183,20 @@ class SQLiteSessionStore(SessionStore):
         session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
         session.created_at = session.updated_at = utcnow()
         row = (session.id, app, user, encode_state(session.state), iso(session.created_at), iso(session.created_at))
-        async with self._transaction(write=True) as db:
+
+        def insert(db: sqlite3.Connection) -> None:
             try:
-                await db.execute(sql.INSERT_SESSION, row)
+                db.execute(sql.INSERT_SESSION, row)
             except sqlite3.IntegrityError as exc:
                 raise SessionExists(session.id) from exc
+
+        await self._write(insert)
         return session
 
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
         """Return the session with its events in the `ui` view (none when `with_events` is false)."""
         if not with_events:
-            async with self._transaction(write=False) as db:
-                rows = list(await db.execute_fetchall(sql.READ_SESSION, (session_id, user, user)))
+            rows = await self._run(partial(_fetch, sql.READ_SESSION, (session_id, user, user)))
             if not rows:
                 raise SessionNotFound(session_id)
             return decode_session(*rows[0])
@@ -200,50 +206,66 @@ class SQLiteSessionStore(SessionStore):
         return session
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
-        """Delete a session and its whole log."""
-        async with self._transaction(write=True) as db:
-            if not await db.execute_fetchall(sql.DELETE_SESSION, (session_id, user, user)):
+        """Delete a session and its whole log.
+
+        Raises:
+            SessionNotFound: No such session (or it is another user's).
+            SessionBusy: A run holds the session, in this process or another.
+
+        """
+
+        def delete(db: sqlite3.Connection) -> None:
+            if not db.execute(sql.READ_SESSION, (session_id, user, user)).fetchone():
                 raise SessionNotFound(session_id)
+            if db.execute(sql.LEASE_HELD, (session_id, time.time())).fetchone():
+                raise SessionBusy(session_id, _HELD)
+            db.execute(sql.DELETE_SESSION, (session_id, user, user))
+
+        await self._write_leases(delete)
 
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
         """Append events in one transaction; return them as stored."""
         checked = [check_event(e) for e in events]
         now = utcnow()
         authors = json.dumps(sorted({e.author for e in checked}))
-        async with self._transaction(write=True) as db:
-            bumped = list(
-                await db.execute_fetchall(sql.BUMP, (len(checked), iso(now), session_id, session_id, authors))
-            )
-            if not bumped:
+
+        def append(db: sqlite3.Connection) -> list[Event]:
+            bumped = db.execute(sql.BUMP, (len(checked), iso(now), session_id, session_id, authors)).fetchone()
+            if bumped is None:
                 raise SessionNotFound(session_id)
-            last_seq, pending_json = bumped[0]
+            last_seq, pending_json = bumped
             pending = {e.author: e for e in decode_events(pending_json or "[]")}
             if pending:
-                await db.execute(sql.TAKE_PENDING, (session_id, authors))
+                db.execute(sql.TAKE_PENDING, (session_id, authors))
             stored = [
                 stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
                 for seq, e in enumerate(checked, start=last_seq - len(checked) + 1)
             ]
             try:
-                await db.executemany(sql.INSERT_EVENT, [_sqlite_row(e) for e in stored])
+                db.executemany(sql.INSERT_EVENT, [_sqlite_row(e) for e in stored])
             except sqlite3.IntegrityError as exc:
                 raise SessionBusy(session_id, "another writer took the same seq") from exc
-        return stored
+            return stored
+
+        return await self._write(append)
 
     async def prepare_event(self, session_id: str, event: Event) -> Event:
         """Add `event`'s parts to its author's pending parts; return the partial event."""
         event = check_event(event)
         now = utcnow()
-        async with self._transaction(write=True) as db:
-            touched = list(await db.execute_fetchall(sql.TOUCH, (iso(now), session_id, session_id, event.author)))
-            if not touched:
+
+        def prepare(db: sqlite3.Connection) -> Event:
+            touched = db.execute(sql.TOUCH, (iso(now), session_id, session_id, event.author)).fetchone()
+            if touched is None:
                 raise SessionNotFound(session_id)
-            before = decode_events(f"[{touched[0][0]}]") if touched[0][0] is not None else []
-            partial = accumulate(before[0] if before else None, event, session_id=session_id, now=now)
-            r = encode_event(partial)
+            before = decode_events(f"[{touched[0]}]")[0] if touched[0] is not None else None
+            partial_event = accumulate(before, event, session_id=session_id, now=now)
+            r = encode_event(partial_event)
             row = (r.session_id, r.author, r.id, r.kind, r.role, r.source, iso(r.created_at), r.parts, r.metadata)
-            await db.execute(sql.SAVE_PENDING, row)
-        return partial
+            db.execute(sql.SAVE_PENDING, row)
+            return partial_event
+
+        return await self._write(prepare)
 
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
@@ -255,18 +277,16 @@ class SQLiteSessionStore(SessionStore):
         """The rows of `sql.read_log` (its session row first); `SessionNotFound` if there is none."""
         query = sql.read_log(view, session=session)
         params = (session_id, user, user, session_id, after_seq) + ((session_id,) if view != "prompt" else ())
-        async with self._transaction(write=False) as db:
-            rows = list(await db.execute_fetchall(query, params))
+        rows = await self._run(partial(_fetch, query, params))
         if not rows or rows[0][0] != 0:
             raise SessionNotFound(session_id)
         return rows
 
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Replace the session's saved state."""
-        encoded = encode_state(state)
-        async with self._transaction(write=True) as db:
-            if not await db.execute_fetchall(sql.UPDATE_STATE, (encoded, iso(utcnow()), session_id)):
-                raise SessionNotFound(session_id)
+        params = (encode_state(state), iso(utcnow()), session_id)
+        if not await self._write(partial(_fetch, sql.UPDATE_STATE, params)):
+            raise SessionNotFound(session_id)
 
     @asynccontextmanager
     async def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AsyncIterator[None]:
@@ -282,60 +302,247 @@ class SQLiteSessionStore(SessionStore):
         finally:
             renewal.cancel()
             await asyncio.wait([renewal])
-            async with self._transaction(write=True) as db:
-                await db.execute(sql.RELEASE_LEASE, (session_id, owner))
+            await self._release_lease(session_id, owner)
 
     async def _take_lease(self, session_id: str, owner: str) -> bool:
         now = time.time()
         lease = (session_id, owner, _HOST, os.getpid(), now + self.lock_ttl, now)
-        async with self._transaction(write=True) as db:
-            return bool(await db.execute_fetchall(sql.TAKE_LEASE, lease))
+        return bool(await self._write_leases(partial(_fetch, sql.TAKE_LEASE, lease)))
+
+    async def _release_lease(self, session_id: str, owner: str) -> None:
+        """Release a lease; if that fails (a full disk), leave it to the next lease write.
+
+        The run is over either way, and its outcome, not the release's, is what its caller
+        must see. Other processes see the lease until it expires (it is no longer renewed).
+        """
+        self._unreleased.add((session_id, owner))
+        with suppress(StoreError):
+            # Finished even if the caller is cancelled: the session must not stay held.
+            await self._run(partial(_fetch, sql.RELEASE_LEASE, (session_id, owner)), write=True, finish=True)
+            self._unreleased.discard((session_id, owner))
+
+    async def _write_leases(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """A write that reads leases: the ones this store failed to release go first."""
+        stale = list(self._unreleased)
+        result = await self._write(partial(_after_releasing, stale, work) if stale else work)
+        self._unreleased.difference_update(stale)
+        return result
 
     async def _renew_lease(self, session_id: str, owner: str) -> None:
         while True:
             await asyncio.sleep(self.lock_ttl / 3)
             # A write that fails now (the file briefly locked) is retried next period.
             with suppress(StoreError):
-                async with self._transaction(write=True) as db:
-                    await db.execute(sql.RENEW_LEASE, (time.time() + self.lock_ttl, session_id, owner))
+                params = (time.time() + self.lock_ttl, session_id, owner)
+                await self._write(partial(_fetch, sql.RENEW_LEASE, params))
 
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
-        async with self._transaction(write=False) as db:
-            rows = await db.execute_fetchall(sql.LIST_SESSIONS, (app, app, user, user))
+        rows = await self._run(partial(_fetch, sql.LIST_SESSIONS, (app, app, user, user)))
         return [decode_session(*row) for row in rows]
 
 
-@asynccontextmanager
-async def _committed(db: aiosqlite.Connection) -> AsyncIterator[None]:
-    """Commit the transaction the block opened, or roll it back if the block or the commit fails.
+# --- the store's thread ------------------------------------------------------------------------
 
-    Both are no-ops when no transaction is open (the block failed before writing).
+
+class _Worker:
+    """A daemon thread that owns one connection and runs jobs on it, one after another.
+
+    A daemon thread never holds up interpreter exit; `_stop_all` (run at exit) still
+    asks each live worker to close its connection, so the WAL is checkpointed and the
+    file left tidy. The thread holds no reference to the store, so an abandoned store
+    can be garbage collected (its finalizer stops the worker).
+    """
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], path: str) -> None:
+        self.pid = os.getpid()
+        self._jobs: _Jobs = queue.SimpleQueue()
+        self._stopping: concurrent.futures.Future[None] | None = None
+        self._stop_lock = threading.Lock()
+        self._thread = threading.Thread(
+            target=_serve, args=(self._jobs, connect), name=f"hookline-sqlite {path}", daemon=True
+        )
+        self._thread.start()
+        _LIVE.add(self)
+
+    def submit(self, job: concurrent.futures.Future[Any], work: _Work) -> None:
+        """Queue `work`; its outcome goes to `job`."""
+        self._jobs.put((job, work))
+
+    def stop_job(self) -> concurrent.futures.Future[None]:
+        """Ask the thread to close its connection and end after the jobs already queued.
+
+        The future is done once it has; at once in a forked child, where the thread and
+        its connection are the parent's, not to be touched.
+        """
+        with self._stop_lock:
+            if self._stopping is None:
+                self._stopping = concurrent.futures.Future()
+                _LIVE.discard(self)
+                if self.pid == os.getpid():
+                    self._jobs.put((self._stopping, None))
+                else:
+                    self._stopping.set_result(None)
+            return self._stopping
+
+    def stop(self, wait: float = 0.0) -> None:
+        """Stop the thread; wait up to `wait` seconds for it to close the connection."""
+        self.stop_job()
+        if wait and self.pid == os.getpid():
+            self._thread.join(wait)
+
+
+_LIVE: set[_Worker] = set()
+
+
+def _stop_all() -> None:
+    """At interpreter exit: close every store's connection, waiting a moment for each."""
+    for worker in list(_LIVE):
+        worker.stop(_EXIT_WAIT)
+
+
+atexit.register(_stop_all)
+
+
+def _serve(jobs: _Jobs, connect: Callable[[], sqlite3.Connection]) -> None:
+    """The worker thread: open the connection on the first job, run jobs until told to stop."""
+    db: sqlite3.Connection | None = None
+    while True:
+        job, work = jobs.get()
+        if work is None:
+            break
+        if not job.set_running_or_notify_cancel():
+            continue  # its caller was cancelled before it started
+        try:
+            if db is None:
+                db = connect()
+            result = work(db)
+        except BaseException as exc:  # handed to the caller, which raises it
+            job.set_exception(exc)
+        else:
+            job.set_result(result)
+    if db is not None:
+        with suppress(sqlite3.Error):
+            db.close()
+    if job.set_running_or_notify_cancel():
+        job.set_result(None)
+
+
+async def _wait(job: concurrent.futures.Future[Any], abandoned: threading.Event | None = None) -> None:
+    """Wait for `job` without blocking the event loop; if cancelled, drop it, or abandon it if it runs.
+
+    A running job is not waited for: it may be waiting for another process's write lock,
+    and a cancellation (Ctrl-C) must not wait that long. It ends on its own (a write
+    that is `abandoned` rolls back) before the next job of the store starts. Without
+    `abandoned`, the job is neither dropped nor abandoned: it runs to its end.
     """
     try:
-        yield
-        await db.commit()
-    except BaseException:
-        await db.rollback()
+        await _done(job, asyncio.get_running_loop())
+    except asyncio.CancelledError:
+        if abandoned is not None and not job.cancel():
+            abandoned.set()
         raise
 
 
-async def _applied(db: aiosqlite.Connection) -> list[str]:
-    tables = await db.execute_fetchall(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,)
-    )
-    if not list(tables):
+def _done(job: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    """An asyncio future of `loop` that is done when `job` is."""
+    done: asyncio.Future[None] = loop.create_future()
+    job.add_done_callback(partial(_wake, loop, done))
+    return done
+
+
+def _wake(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None], _job: object) -> None:
+    # Runs in the worker thread; the loop may have been closed since (its caller is gone).
+    with suppress(RuntimeError):
+        loop.call_soon_threadsafe(_set_done, done)
+
+
+def _set_done(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
+# --- work done in the store's thread -----------------------------------------------------------
+
+
+def _connect(path: str, busy_timeout: float) -> sqlite3.Connection:
+    if sqlite3.sqlite_version_info < (3, 35):
+        raise sqlite3.NotSupportedError(f"SQLite {sqlite3.sqlite_version} is too old; hookline needs 3.35 or newer")
+    # Autocommit mode: transactions are opened and closed explicitly, in `_in_transaction`.
+    db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        db.create_function("hookline_lapsed", 4, _lease_lapsed)
+        _migrate(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _migrate(db: sqlite3.Connection, path: str) -> None:
+    if not plan(_applied(db), where=path):
+        return
+
+    def migrate(db: sqlite3.Connection) -> None:
+        db.execute(create_migrations_table(SQLITE))
+        for step in plan(_applied(db), where=path):
+            for statement in step.statements(SQLITE):
+                db.execute(statement)
+            db.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, ?)", (step.name, iso(utcnow())))
+
+    _in_transaction(migrate, db)
+
+
+def _in_transaction(
+    work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection, *, abandoned: threading.Event | None = None
+) -> _T:
+    """Run `work` between `BEGIN IMMEDIATE` and `COMMIT`; roll back if it or the commit fails.
+
+    Roll back too if the caller has `abandoned` it (cancelled while it ran).
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(db)
+        if abandoned is not None and abandoned.is_set():
+            raise _Abandoned
+        db.execute("COMMIT")
+    except BaseException:
+        # A failed COMMIT may leave the transaction open; SQLite may also have rolled it
+        # back already (a full disk). Either way, nothing of it may reach the next job.
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _after_releasing(
+    leases: Sequence[tuple[str, str]], work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection
+) -> _T:
+    db.executemany(sql.RELEASE_LEASE, leases)
+    return work(db)
+
+
+class _Abandoned(Exception):
+    """The caller of a write was cancelled before its commit: roll it back."""
+
+
+def _fetch(query: str, params: Sequence[Any], db: sqlite3.Connection) -> list[Any]:
+    return db.execute(query, params).fetchall()
+
+
+def _applied(db: sqlite3.Connection) -> list[str]:
+    tables = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,))
+    if tables.fetchone() is None:
         return []
-    return [row[0] for row in await db.execute_fetchall(f"SELECT name FROM {MIGRATIONS_TABLE}")]
+    return [row[0] for row in db.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")]
 
 
 def _decode_log(rows: Sequence[Sequence[Any]]) -> list[Event]:
     """Decode the event and pending rows of `sql.read_log` (all but its first, the session's)."""
     return decode_events(f"[{','.join(row[2] for row in itertools.islice(rows, 1, None))}]")
-
-
-def _probe(path: str) -> None:
-    sqlite3.connect(path).close()
 
 
 def _lease_lapsed(host: str, pid: int, expires_at: float, now: float) -> bool:
