@@ -834,8 +834,8 @@ def profile(out_dir: Path, name: str, T: int, runs: int, peers_dir: Path, persis
     ]
     own = sorted((r for r in rows if "/src/hookline/" in r[3] or "bench_hookline" in r[3]), key=lambda r: -r[1])
     if persist:
-        hops = sum(nc for _tt, _ct, nc, file, _line, fn in rows if "aiosqlite" in file and fn == "_execute")
-        lines[3:3] = [f"# aiosqlite thread round trips (Connection._execute calls): {hops / runs:.1f} per run"]
+        hops = sum(nc for _tt, _ct, nc, file, _line, fn in rows if file.endswith("sqlite.py") and fn == "_submit")
+        lines[3:3] = [f"# round trips to the store thread (SQLiteSessionStore._submit): {hops / runs:.1f} per run"]
     for tt, ct, nc, file, line, fn in own[:45]:
         lines.append(f"{tt / total * 100:6.1f} {ct / total * 100:6.1f} {nc / runs:9.1f}  {short(file)}:{line}({fn})")
     lines += ["", "## pyinstrument call tree (interval 0.1 ms, async_mode=disabled)", ""]
