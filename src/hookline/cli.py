@@ -16,7 +16,7 @@ Exit codes, for scripts:
 | 2 | usage or configuration error: a bad option, an unknown model provider, no model available |
 | 3 | session not found, or busy with another run |
 | 4 | the run stopped to ask approval for a tool call (`stop_reason == "interrupted"`) |
-| 130 | interrupted with Ctrl-C |
+| 130 | interrupted with Ctrl-C: the first cancels the run (within 2 s), a second quits at once |
 
 An error is reported as one line on stderr (`error: ...`); `--debug` adds the traceback.
 The commands' work lives in `hookline._cli`, one module per command.
@@ -172,5 +172,16 @@ def _exit(code: ExitCode) -> None:
 
 
 def main() -> None:
-    """Run the `hookline` console script."""
-    app()
+    """Run the `hookline` console script.
+
+    It ends through `end_process`, so worker threads that a cancelled run left busy do not
+    hold the exit (see `hookline._cli.interrupts`).
+    """
+    from hookline._cli.interrupts import end_process
+
+    try:
+        app()
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            end_process(stop.code or 0)
+        raise

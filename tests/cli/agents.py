@@ -5,8 +5,13 @@ Each is backed by a `FunctionModel` script, so the CLI runs the real loop offlin
 
 from __future__ import annotations
 
-from hookline import Agent, HookPoint, State, ToolCallPart, hook, tool
+import asyncio
+import os
+import time
+
+from hookline import Agent, HookPoint, State, StatusOptions, ToolCallPart, hook, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
+from hookline.retry import RetryPolicy
 
 
 @tool
@@ -45,6 +50,27 @@ def _loop_script(request: ModelRequest) -> ModelResponse:
     return ModelResponse(tool_calls=[call])
 
 
+SLOW_SECONDS = 30.0
+"""How long the slow agents' model takes: far past any Ctrl-C test's deadline."""
+
+
+async def _threaded_script(request: ModelRequest) -> ModelResponse:
+    # As the offline model does: the work runs in a worker thread that nothing can stop.
+    await asyncio.to_thread(time.sleep, SLOW_SECONDS)
+    return ModelResponse(text="too late")
+
+
+async def _stubborn_script(request: ModelRequest) -> ModelResponse:
+    # Code that swallows cancellation: only the CLI's grace period ends the process.
+    deadline = time.monotonic() + SLOW_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            await asyncio.sleep(deadline - time.monotonic())
+        except asyncio.CancelledError:
+            continue
+    return ModelResponse(text="too late")
+
+
 @hook
 def _needs_approval(state: State) -> None:
     for call in state.tool_calls:
@@ -63,9 +89,22 @@ guarded = Agent("guarded", model=FunctionModel(_transfer_script, name="scripted"
 looping = Agent("looping", model=FunctionModel(_loop_script, name="scripted"), tools=[add])
 failing = Agent("failing", model=FunctionModel(_add_script, name="scripted"), tools=[add],
                 hooks={HookPoint.BEFORE_LLM: [_broken]})
+threaded = Agent("threaded", model=FunctionModel(_threaded_script, name="scripted"), tools=[add])
+stubborn = Agent("stubborn", model=FunctionModel(_stubborn_script, name="scripted"), tools=[add])
+quiet_tools = Agent("quiet", model=FunctionModel(_add_script, name="scripted"), tools=[add],
+                    status=StatusOptions(tool=False))
 not_an_agent = 42
 
 
 def make_agent() -> Agent:
     """A factory: the CLI calls it."""
     return Agent("made", model=FunctionModel(_add_script, name="scripted"), tools=[add])
+
+
+def unreachable() -> Agent:
+    """An OpenAI-compatible model at `$TEST_UNREACHABLE_URL`, where nothing listens (no retries)."""
+    from hookline.models import OpenAIModel
+
+    model = OpenAIModel("gpt-4o-mini", base_url=os.environ["TEST_UNREACHABLE_URL"], api_key="test",
+                        retry=RetryPolicy(max_attempts=1))
+    return Agent("unreachable", model=model)

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from typer.testing import CliRunner, Result
 
-from hookline import Event, ToolCallPart
-from hookline._cli.exits import ExitCode, exit_code_for, one_line
+from hookline import Event, TextPart, ToolCallPart
+from hookline._cli.exits import ExitCode, exit_code_for, key_variable, one_line
 from hookline._cli.serve import check_host, is_loopback, load_tokens
+from hookline._ids import SESSION_ID_RULE
 from hookline.cli import app
 from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, SessionNotFound
 from hookline.models import FunctionModel, ModelRequest, ModelResponse, register_provider
+from hookline.sessions.sqlite import SQLiteSessionStore
+from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
 
 AGENTS = Path(__file__).with_name("agents.py")
 POSTGRES = os.environ.get("HOOKLINE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
 _ENV = ("HOOKLINE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HOOKLINE_DATABASE_URL", "HOOKLINE_DB",
-        "HOOKLINE_TOKENS", "HOOKLINE_TOKENS_FILE", "HOOKLINE_LOCAL_MODEL")
+        "HOOKLINE_TOKENS", "HOOKLINE_TOKENS_FILE", "HOOKLINE_LOCAL_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_AUTH_TOKEN")
 
 
 @pytest.fixture(autouse=True)
@@ -227,6 +234,15 @@ def test_an_interrupted_run_exits_4_and_chat_resumes_it(db: str) -> None:
     assert "approve? [y/N/reason]" in chat.stderr
 
 
+def test_a_resumed_run_counts_its_turns_on(db: str) -> None:
+    # The interrupted run made its first model call; the one after the approval is its second.
+    assert invoke("run", "pay", "--agent", agent_ref("guarded"), "--session", "pay", "--db", db).exit_code == 4
+    chat = invoke("chat", "--agent", agent_ref("guarded"), "--session", "pay", "--db", db, input="y\n")
+    assert chat.exit_code == 0, chat.stderr
+    assert "[agent] turn 2: calling model" in chat.stderr
+    assert "turn 1" not in chat.stderr
+
+
 def test_chat_refuses_a_call_with_a_reason(db: str) -> None:
     chat = invoke("chat", "--agent", agent_ref("guarded"), "--session", "c", "--db", db, input="pay\ntoo much\n")
     assert chat.exit_code == 0, chat.stderr
@@ -344,6 +360,110 @@ def test_sessions_go_to_postgres_when_hookline_database_url_is_set(
     assert not (tmp_path / "hookline.db").exists()
     assert invoke("sessions", "rm", "pg").exit_code == 0
     assert invoke("sessions", "show", "pg").exit_code == 3
+
+
+def with_password(url: str, password: str) -> str:
+    """`url` with `password` added to its user."""
+    parts = urlsplit(url)
+    netloc = f"{parts.username or 'postgres'}:{password}@{parts.hostname}:{parts.port or 5432}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def test_no_error_shows_a_dsn_password(postgres_url: str) -> None:
+    secret = "hunter2-pw"
+    missing = with_password(postgres_url, secret).rsplit("/", 1)[0] + "/hookline_no_such_database"
+    for debug in ([], ["--debug"]):
+        result = invoke("sessions", "list", "--db", missing, *debug)
+        assert result.exit_code == 1
+        assert "error: " in result.stderr
+        assert "hookline_no_such_database" in result.stderr  # what failed is named ...
+        assert secret not in result.stderr  # ... without its password
+        assert "postgres:" not in result.stderr
+    listed = invoke("sessions", "list", "--db", with_password(postgres_url, secret))
+    assert listed.exit_code == 0, listed.stderr
+    assert "no sessions in postgresql://***@" in listed.stderr
+    assert secret not in listed.stderr
+
+
+# --- the CLI's words ----------------------------------------------------------------------
+
+
+def test_chat_says_how_to_continue_with_the_same_agent_and_store(db: str) -> None:
+    chat = invoke("chat", "--agent", agent_ref("agent"), "--session", "c1", "--db", db, input="")
+    assert chat.exit_code == 0, chat.stderr
+    again = shlex.join(["hookline", "chat", "--session", "c1", "--agent", agent_ref("agent"), "--db", db])
+    assert f"session c1 (continue it later with: {again})" in chat.stderr
+
+
+@pytest.mark.parametrize("command", [["run", "hi"], ["chat"]])
+@pytest.mark.parametrize("bad", ["two words", "-s", ".hidden", "a/b", "x" * 129, "", "ok\n"])
+def test_a_bad_session_id_is_refused_with_the_rule(db: str, command: list[str], bad: str) -> None:
+    result = invoke(*command, "--agent", agent_ref("agent"), "--session", bad, "--db", db)
+    assert_one_error_line(result, 2, "invalid session id", SESSION_ID_RULE)
+    assert not Path(db).exists()
+
+
+def test_a_session_id_of_the_rule_is_accepted(db: str) -> None:
+    good = "a" * 128
+    assert invoke("run", "hi", "--agent", agent_ref("agent"), "--session", good, "--db", db).exit_code == 0
+    assert invoke("run", "hi", "--agent", agent_ref("agent"), "--session", "_a.b:c-d", "--db", db).exit_code == 0
+
+
+def test_a_server_that_does_not_answer_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    monkeypatch.setenv("TEST_UNREACHABLE_URL", url)
+    result = invoke("run", "hi", "--agent", agent_ref("unreachable"), "--quiet")
+    assert_one_error_line(result, 1, "connection failed", f"no answer from {url}/chat/completions")
+
+
+@pytest.mark.parametrize(
+    ("model", "variable", "fake"),
+    [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY", FakeOpenAIServer),
+        ("anthropic:claude-3-5-haiku-latest", "ANTHROPIC_API_KEY", FakeAnthropicServer),
+    ],
+)
+def test_a_refused_key_names_the_providers_variable(
+    monkeypatch: pytest.MonkeyPatch, model: str, variable: str, fake: type[FakeOpenAIServer]
+) -> None:
+    provider = model.split(":")[0]
+    with fake() as server:
+        server.enqueue_error(401, message="invalid api key")
+        monkeypatch.setenv(f"{provider.upper()}_BASE_URL", server.base_url)
+        monkeypatch.setenv(variable, "wrong-key")
+        result = invoke("run", "hi", "--model", model, "--quiet")
+        server.assert_complete()
+    assert_one_error_line(result, 1, "401", "invalid api key", f"check {variable}, the {provider} API key")
+
+
+@pytest.mark.parametrize(("provider", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"),
+                                                    ("groq", "GROQ_API_KEY"), ("function", None)])
+def test_key_variable(provider: str, variable: str | None) -> None:
+    assert key_variable(provider) == variable
+
+
+def test_markers_are_neither_shown_nor_exported(db: str) -> None:
+    async def seed() -> None:
+        store = SQLiteSessionStore(db)
+        await store.create(session_id="m")
+        await store.append_event("m", Event(author="user", role="user", parts=[TextPart(text="hi")]))
+        await store.append_event("m", Event.marker("tester", call_id="c1", started=True))
+        assert [e.kind for e in await store.events("m", view="all")] == ["message", "marker"]
+        await store.aclose()
+
+    asyncio.run(seed())
+    shown = invoke("sessions", "show", "m", "--db", db)
+    assert shown.exit_code == 0, shown.stderr
+    assert shown.stdout.splitlines()[1:] == ["   1 user: hi"]
+    assert [e.kind for e in events_of(invoke("sessions", "export", "m", "--db", db).stdout)] == ["message"]
+
+
+def test_json_leaves_markers_out(db: str) -> None:
+    result = invoke("run", "2+3?", "--agent", agent_ref("quiet_tools"), "--json", "--session", "q", "--db", db)
+    assert result.exit_code == 0, result.stderr
+    assert "marker" not in {e.kind for e in events_of(result.stdout)}
 
 
 # --- serve (its checks; serving itself is tested in test_cli_subprocess.py) ---------------

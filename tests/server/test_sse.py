@@ -12,6 +12,7 @@ import pytest
 from hookline import Event, TextPart
 from hookline.events import EVENTS_ADAPTER
 from hookline.server.sse import encode_event, wants_sse
+from hookline.sessions import SessionStore
 
 from .conftest import DANGER_LOG, SSE, Frame, new_session, sse_frames
 
@@ -101,6 +102,19 @@ async def test_reconnect_with_query_parameter_and_after_the_run(client: httpx.As
     assert _seqs(replayed) == [s for s in _seqs(frames) if s > 3]
     async with client.stream("GET", url, headers={"Last-Event-ID": "2"}, params={"after_seq": 5}) as r:
         assert _seqs([f async for f in sse_frames(r)])[0] == 3, "the header wins over the query"
+
+
+async def test_markers_are_never_streamed(client: httpx.AsyncClient, store: SessionStore) -> None:
+    session_id = await new_session(client)
+    await client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hello"})
+    await store.append_event(session_id, Event.marker("assistant", call_id="c1", started=True))
+    await client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "again"})
+    assert "marker" in {e.kind for e in await _stored(client, session_id)}
+    async with client.stream("GET", f"/v1/sessions/{session_id}/events/stream") as r:
+        frames = [frame async for frame in sse_frames(r)]
+    assert frames
+    assert "marker" not in {f.event for f in frames}
+    assert "marker" not in {f.json["kind"] for f in frames}
 
 
 async def test_bad_last_event_id_answers_422(client: httpx.AsyncClient) -> None:

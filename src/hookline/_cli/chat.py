@@ -1,13 +1,13 @@
 """`hookline chat`: a REPL on one session, answers streamed, approvals asked inline.
 
-The REPL reads lines in the main thread and runs each turn on one `asyncio.Runner`, so the
-store's connection lives across turns and Ctrl-C during a turn cancels only that turn.
+The REPL reads lines in the main thread and runs each turn on one `CommandLoop`, so the
+store's connection lives across turns. Ctrl-C during a turn cancels only that turn (within
+2 s; a second Ctrl-C quits at once); at the prompt it ends the chat (exit code 130).
 The prompt (`you> `) and status lines go to stderr, answers to stdout.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -16,9 +16,11 @@ from rich.console import Console
 from rich.text import Text
 
 from hookline._cli.exits import ExitCode, error
+from hookline._cli.interrupts import CommandLoop
 from hookline._cli.render import status_line
-from hookline._cli.run import describe_interruption, note_local_model
+from hookline._cli.run import chat_line, describe_interruption, note_local_model
 from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
+from hookline._ids import check_session_id
 from hookline.agent import Agent, PromptRequest
 from hookline.errors import ConfigError, HooklineError, SessionNotFound
 from hookline.events import Event
@@ -54,21 +56,22 @@ class _Chat:
 
 def chat_command(options: ChatOptions) -> ExitCode:
     """Run the REPL until end of input or `exit`; return the exit code."""
+    session_id = check_session_id(options.session) if options.session is not None else uuid.uuid4().hex
     agent = build_agent(options.agent, options.model)
-    chat = _Chat(agent, open_store(store_location(options.db)), options.session or uuid.uuid4().hex, options.max_turns)
+    chat = _Chat(agent, open_store(store_location(options.db)), session_id, options.max_turns)
     if uses_local_default(agent, options.model):
         note_local_model(chat.stderr)
-    chat.stderr.print(f"session {chat.session_id} (continue it later with: hookline chat --session {chat.session_id})",
-                      style="dim", soft_wrap=True)
-    with asyncio.Runner() as runner:
+    again = chat_line(session_id, options.agent, options.model, options.db)
+    chat.stderr.print(f"session {session_id} (continue it later with: {again})", style="dim", soft_wrap=True)
+    with CommandLoop("the turn") as loop:
         try:
-            pending = runner.run(_pending_interruptions(chat))
+            pending = loop.run(_pending_interruptions(chat))
             if pending:
-                _approve_and_resume(runner, chat, pending)
+                _approve_and_resume(loop, chat, pending)
             while (line := _read_line()) is not None:
-                _turn(runner, chat, line)
+                _turn(loop, chat, line)
         finally:
-            runner.run(_close(chat))
+            loop.run(_close(chat))
     return ExitCode.OK
 
 
@@ -87,11 +90,13 @@ def _read_line() -> str | None:
             return line
 
 
-def _turn(runner: asyncio.Runner, chat: _Chat, line: str) -> None:
+def _turn(loop: CommandLoop, chat: _Chat, line: str) -> None:
     try:
-        result = runner.run(_stream(chat, line))
+        result = loop.run(_stream(chat, line))
+        if result.stop_reason == "cancelled":
+            raise KeyboardInterrupt
         if result.stop_reason == "interrupted":
-            _approve_and_resume(runner, chat, result.interruptions)
+            _approve_and_resume(loop, chat, result.interruptions)
     except KeyboardInterrupt:
         _end_line(chat)
         chat.stderr.print("(turn cancelled)", style="dim")
@@ -133,10 +138,10 @@ def _end_line(chat: _Chat) -> None:
         chat.line_open = False
 
 
-def _approve_and_resume(runner: asyncio.Runner, chat: _Chat, pending: list[Interruption]) -> None:
+def _approve_and_resume(loop: CommandLoop, chat: _Chat, pending: list[Interruption]) -> None:
     while pending:
         approvals = {item.call_id: _ask(chat, item) for item in pending}
-        result = runner.run(_show_stream(chat, chat.agent.resume(chat.session_id, approvals, store=chat.store)))
+        result = loop.run(_show_stream(chat, chat.agent.resume(chat.session_id, approvals, store=chat.store)))
         pending = result.interruptions if result.stop_reason == "interrupted" else []
 
 

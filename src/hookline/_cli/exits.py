@@ -10,6 +10,9 @@ Scripts rely on the codes, so each error class maps to exactly one of them:
 | 3 | session not found, or busy with another run |
 | 4 | the run stopped for approval of a tool call (`stop_reason == "interrupted"`) |
 | 130 | interrupted with Ctrl-C |
+
+Every line passes through `hookline._redact.redact`, so a DSN's password or a bearer token
+quoted by an error never reaches the terminal.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from enum import IntEnum
 
 import typer
 
-from hookline.errors import ConfigError, HooklineError, MaxTurnsExceeded, SessionBusy, SessionNotFound
+from hookline._redact import redact
+from hookline.errors import ConfigError, HooklineError, MaxTurnsExceeded, ModelError, SessionBusy, SessionNotFound
 
-__all__ = ["ExitCode", "UsageProblem", "error", "exit_code_for", "one_line", "report_errors"]
+__all__ = ["ExitCode", "UsageProblem", "error", "exit_code_for", "key_variable", "one_line", "report_errors"]
 
 
 class ExitCode(IntEnum):
@@ -61,14 +65,51 @@ def one_line(text: str) -> str:
 def _describe(error: BaseException) -> str:
     if isinstance(error, MaxTurnsExceeded):
         return f"{error}; allow more with --max-turns"
+    if isinstance(error, ModelError):
+        return _describe_model_error(error)
     if isinstance(error, HooklineError):
         return str(error)
     return f"unexpected {type(error).__name__}: {error} (run again with --debug for the traceback)"
 
 
+def _describe_model_error(error: ModelError) -> str:
+    """A model error, with the server it could not reach, or the key variable it refused."""
+    message = str(error)
+    if error.status_code is None and (url := _request_url(error)) is not None:
+        return f"{message} (no answer from {url}: is the server running, and the base URL right?)"
+    if error.status_code in (401, 403) and (variable := key_variable(error.provider)) is not None:
+        return f"{message}; check {variable}, the {error.provider} API key"
+    return message
+
+
+def _request_url(error: BaseException) -> str | None:
+    """The URL of the HTTP request behind an error (the SDK's exception is its `__cause__`)."""
+    visited: set[int] = set()
+    seen: BaseException | None = error
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
+        url = getattr(getattr(seen, "request", None), "url", None)
+        if url is not None:
+            return str(url)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def key_variable(provider: str) -> str | None:
+    """The environment variable holding `provider`'s API key (`OPENAI_API_KEY`, ...), if known."""
+    if provider == "anthropic":
+        return "ANTHROPIC_API_KEY"
+    try:
+        from hookline.models.openai import PRESETS
+    except ImportError:  # the openai SDK is not installed, so no OpenAI-compatible provider was used
+        return None
+    preset = PRESETS.get(provider)
+    return preset.api_key_env if preset is not None else None
+
+
 def error(message: str) -> None:
     """Write `message` to stderr as one `error:` line."""
-    print(f"error: {one_line(message)}", file=sys.stderr, flush=True)
+    print(f"error: {one_line(redact(message))}", file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -88,6 +129,6 @@ def report_errors(*, debug: bool = False) -> Iterator[None]:
         raise typer.Exit(ExitCode.CTRL_C) from None
     except Exception as exc:
         if debug:
-            traceback.print_exc(file=sys.stderr)
+            print(redact(traceback.format_exc()), end="", file=sys.stderr, flush=True)
         error(_describe(exc))
         raise typer.Exit(exit_code_for(exc)) from None

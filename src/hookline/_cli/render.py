@@ -21,9 +21,14 @@ from hookline.messages import DocumentPart, Part, TextPart, ToolCallPart, ToolRe
 from hookline.sessions import Session
 from hookline.status import describe_call
 
-__all__ = ["StatusLines", "event_lines", "sessions_table", "status_line"]
+__all__ = ["StatusLines", "event_lines", "is_shown", "sessions_table", "status_line"]
 
 _ROLE_STYLES = {"user": "bold cyan", "assistant": "bold green", "tool": "bold magenta", "system": "bold yellow"}
+
+
+def is_shown(event: Event) -> bool:
+    """Whether a front end shows `event`: anything but a marker (the loop's own bookkeeping)."""
+    return event.kind != "marker"
 
 
 def status_line(event: Event) -> Text:
@@ -91,7 +96,9 @@ def _part_line(part: Part) -> Text:
 
 
 def event_lines(event: Event) -> list[Text]:
-    """Render an event of a session log as lines: messages bold by role, status dim."""
+    """Render an event of a session log as lines: messages bold by role, status dim, markers not at all."""
+    if not is_shown(event):
+        return []
     seq = Text(f"{event.seq if event.seq is not None else '-':>4} ", style="dim")
     if event.kind == "status":
         return [seq + status_line(event)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import sys
@@ -14,14 +13,16 @@ from rich.console import Console
 from rich.text import Text
 
 from hookline._cli.exits import ExitCode
-from hookline._cli.render import StatusLines
+from hookline._cli.interrupts import CommandLoop
+from hookline._cli.render import StatusLines, is_shown
 from hookline._cli.setup import LOCAL_MODEL_NOTE, build_agent, open_store, store_location, uses_local_default
+from hookline._ids import check_session_id
 from hookline.agent import Agent, PromptRequest
 from hookline.messages import ToolCallPart
 from hookline.result import Interruption, RunResult
 from hookline.status import describe_call
 
-__all__ = ["RunOptions", "describe_interruption", "format_output", "note_local_model", "run_command"]
+__all__ = ["RunOptions", "chat_line", "describe_interruption", "format_output", "note_local_model", "run_command"]
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,23 @@ class RunOptions:
 
 
 def run_command(options: RunOptions) -> ExitCode:
-    """Run the prompt; return the exit code (errors propagate to `report_errors`)."""
+    """Run the prompt; return the exit code (errors propagate to `report_errors`).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C cancelled the run (see `hookline._cli.interrupts`).
+
+    """
+    if options.session is not None:
+        check_session_id(options.session)
     prompt = sys.stdin.read() if options.prompt == "-" else options.prompt
     agent = build_agent(options.agent, options.model)
     stderr = Console(stderr=True, highlight=False)
     if uses_local_default(agent, options.model):
         note_local_model(stderr)
-    result = asyncio.run(_run(agent, prompt, options, stderr))
+    with CommandLoop("the run") as loop:
+        result = loop.run(_run(agent, prompt, options, stderr))
+    if result.stop_reason == "cancelled":
+        raise KeyboardInterrupt
     if not options.json and result.output not in ("", None):
         print(format_output(result.output), flush=True)
     if result.stop_reason == "interrupted":
@@ -59,11 +70,16 @@ def run_command(options: RunOptions) -> ExitCode:
 def _resume_hint(options: RunOptions) -> str:
     if options.session is None:
         return "without --session the run cannot be resumed: run it again with --session ID"
-    command = ["hookline", "chat", "--session", options.session]
-    for flag, value in (("--agent", options.agent), ("--model", options.model), ("--db", options.db)):
+    return "approve or refuse with: " + chat_line(options.session, options.agent, options.model, options.db)
+
+
+def chat_line(session: str, agent: str | None, model: str | None, db: str | None) -> str:
+    """The `hookline chat` command line that continues `session` with the same agent, model and store."""
+    command = ["hookline", "chat", "--session", session]
+    for flag, value in (("--agent", agent), ("--model", model), ("--db", db)):
         if value is not None:
             command += [flag, value]
-    return "approve or refuse with: " + shlex.join(command)
+    return shlex.join(command)
 
 
 def note_local_model(stderr: Console) -> None:
@@ -89,7 +105,7 @@ async def _consume(request: PromptRequest, options: RunOptions, stderr: Console)
         async for event in request.stream():
             if event.kind == "status":
                 status.show(event)
-            if options.json and event.kind != "delta":
+            if options.json and is_shown(event) and event.kind != "delta":
                 print(event.model_dump_json(), flush=True)
     assert request.result is not None, "stream() sets the result when it ends"
     return request.result

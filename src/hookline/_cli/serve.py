@@ -5,26 +5,47 @@ Bearer tokens map to users: `HOOKLINE_TOKENS="token:user,..."`, `HOOKLINE_TOKENS
 `hookline.server.auth`. Without any token
 the server has no authentication, so it listens on loopback only: a non-loopback
 `--host` is refused.
+
+Ctrl-C (or SIGTERM) stops the server within 2 s: it stops taking connections, gives
+running runs `SHUTDOWN_GRACE` seconds to finish, then cancels them (each records "run
+cancelled", and its streams end with that line). uvicorn alone would first wait for every
+open stream to end, that is for every run to finish, before it tells the app to shut
+down. Past `_STOP_LIMIT` (a run that ignores cancellation), or on a second Ctrl-C, the
+process ends at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import ipaddress
+import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from hookline._cli.exits import ExitCode, UsageProblem
+from hookline._cli.interrupts import CommandLoop, quit_now, watchdog
 from hookline._cli.setup import build_agent, open_store, store_location
+from hookline._redact import redact
 from hookline.agent import Agent
 from hookline.errors import ConfigError
 from hookline.sessions import SessionStore
 
-__all__ = ["ServeOptions", "check_host", "is_loopback", "load_tokens", "serve_command"]
+if TYPE_CHECKING:
+    from hookline.server.runs import RunManager
+
+__all__ = ["SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "is_loopback", "load_tokens", "serve_command"]
 
 TOKENS_ENV = "HOOKLINE_TOKENS"
+
+SHUTDOWN_GRACE = 0.5
+"""Seconds running runs get to finish after Ctrl-C before they are cancelled."""
+
+_STOP_LIMIT = 1.8
+"""Seconds after Ctrl-C past which the process ends without waiting any more (a run ignoring cancellation)."""
 
 
 @dataclass(frozen=True)
@@ -80,22 +101,80 @@ def check_host(host: str, tokens: dict[str, str]) -> None:
         )
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """Open the listening socket before anything else, so a busy port is one clear error.
+
+    Raises:
+        UsageProblem: The port is taken, not ours to take, or the address is not this machine's.
+
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise UsageProblem(_bind_problem(host, port, exc)) from exc
+    return sock
+
+
+def _bind_problem(host: str, port: int, exc: OSError) -> str:
+    where = f"{host} port {port}"
+    if exc.errno == errno.EADDRINUSE:
+        other = f", e.g. --port {port + 1}" if 0 < port < 65535 else ""
+        return f"cannot serve on {where}: the port is in use; stop what uses it, or pick another with --port{other}"
+    if exc.errno == errno.EACCES:
+        return f"cannot serve on {where}: permission denied; ports below 1024 need privileges, pick another with --port"
+    return f"cannot serve on {where}: {exc.strerror or exc}; check --host and --port"
+
+
 def serve_command(options: ServeOptions) -> ExitCode:
     """Serve the agent until Ctrl-C; return the exit code."""
     tokens = load_tokens(options.tokens_file)
     check_host(options.host, tokens)
     uvicorn = _require("uvicorn")
     agent = build_agent(options.agent, options.model)
-    store = open_store(store_location(options.db))
-    app = _create_app(agent, store, tokens)
-    stderr = Console(stderr=True, highlight=False)
-    where = f"[{options.host}]" if ":" in options.host else options.host
-    stderr.print(f"serving agent {agent.name!r} on http://{where}:{options.port} (sessions: {store!r})", soft_wrap=True)
-    if not tokens:
-        stderr.print(f"no tokens configured: listening on loopback only; set {TOKENS_ENV}=token:user,... "
-                     "or --tokens-file to require bearer tokens", style="yellow", soft_wrap=True)
-    uvicorn.run(app, host=options.host, port=options.port)
+    with bind(options.host, options.port) as sock:
+        store = open_store(store_location(options.db))
+        app = _create_app(agent, store, tokens)
+        stderr = Console(stderr=True, highlight=False)
+        where = f"[{options.host}]" if ":" in options.host else options.host
+        url = f"http://{where}:{sock.getsockname()[1]}"
+        stderr.print(redact(f"serving agent {agent.name!r} on {url} (sessions: {store!r})"), soft_wrap=True)
+        if not tokens:
+            stderr.print(f"no tokens configured: listening on loopback only; set {TOKENS_ENV}=token:user,... "
+                         "or --tokens-file to require bearer tokens", style="yellow", soft_wrap=True)
+        _serve(uvicorn, app, options.host, sock)
     return ExitCode.OK
+
+
+def _serve(uvicorn: Any, app: Any, host: str, sock: socket.socket) -> None:
+    config = uvicorn.Config(app, host=host, port=sock.getsockname()[1])
+    server = uvicorn.Server(config)
+    stop = server.handle_exit
+    runs: RunManager = app.state.hookline.runs
+    with CommandLoop() as loop:
+
+        def handle_exit(signum: int, frame: Any) -> None:
+            if server.should_exit:  # a second Ctrl-C: no more waiting
+                quit_now()
+            stop(signum, frame)
+            loop.call_soon_threadsafe(_close_runs, runs)
+            watchdog(_STOP_LIMIT, f"interrupted: the server did not stop within {_STOP_LIMIT:g} s")
+
+        server.handle_exit = handle_exit
+        # Not server.run(): its asyncio.run would wait, at the end, for threads a cancelled run left busy.
+        loop.run(server.serve(sockets=[sock]), ctrl_c=False)
+
+
+def _close_runs(runs: RunManager) -> None:
+    task = asyncio.ensure_future(runs.aclose())
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
+
+
+_closing: set[asyncio.Future[None]] = set()  # keeps the task alive until it is done
 
 
 def _require(module: str) -> Any:
@@ -110,4 +189,4 @@ def _create_app(agent: Agent, store: SessionStore, tokens: dict[str, str]) -> An
         from hookline.server.app import create_app
     except ImportError as exc:
         raise ConfigError(f"hookline serve needs the server extra: pip install 'hookline[server]' ({exc})") from exc
-    return create_app(agent, store, tokens=tokens)
+    return create_app(agent, store, tokens=tokens, shutdown_grace=SHUTDOWN_GRACE)

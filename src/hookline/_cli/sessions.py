@@ -1,6 +1,8 @@
 """`hookline sessions list|show|rm|export`: read and delete stored sessions.
 
 Reading never creates a database: a SQLite file that does not exist holds no sessions.
+Markers (the loop's own bookkeeping, e.g. that a tool call started) are neither shown
+nor exported.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import TypeVar
 
 from rich.console import Console
 
-from hookline._cli.render import event_lines, sessions_table
+from hookline._cli.render import event_lines, is_shown, sessions_table
 from hookline._cli.setup import is_postgres, open_store, store_location
+from hookline._redact import redact
 from hookline.errors import SessionNotFound
 from hookline.sessions import Session, SessionStore
 
@@ -53,7 +56,7 @@ def list_sessions(db: str | None, *, as_json: bool, console: Console) -> None:
     elif sessions:
         console.print(sessions_table(sessions), soft_wrap=True)
     else:
-        Console(stderr=True).print(f"no sessions in {store_location(db)}", style="dim", soft_wrap=True)
+        Console(stderr=True).print(f"no sessions in {redact(store_location(db))}", style="dim", soft_wrap=True)
 
 
 def show_session(db: str | None, session_id: str, *, console: Console) -> None:
@@ -71,11 +74,12 @@ def show_session(db: str | None, session_id: str, *, console: Console) -> None:
 
 
 def export_session(db: str | None, session_id: str) -> None:
-    """Print a session's whole log (view `all`) as JSON lines of `Event`."""
+    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`."""
 
     async def fetch(store: SessionStore) -> None:
         for event in await store.events(session_id, view="all"):
-            print(event.model_dump_json(), flush=True)
+            if is_shown(event):
+                print(event.model_dump_json(), flush=True)
 
     _with_store(db, session_id, fetch)
 

@@ -33,6 +33,7 @@ def create_app(
     tokens: Mapping[str, str] | None = None,
     max_body_bytes: int = 1_000_000,
     cors_origins: list[str] | None = None,
+    shutdown_grace: float = 10.0,
 ) -> FastAPI:
     """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
 
@@ -44,9 +45,12 @@ def create_app(
             request is user `"default"`, so bind to loopback only.
         max_body_bytes: Larger request bodies answer 413.
         cors_origins: Origins allowed to call the API from a browser; None: CORS is off.
+        shutdown_grace: Seconds the app lets running runs finish when it shuts down; then it
+            cancels them (each records "run cancelled") and waits as long again at most.
 
     """
-    context = ServerContext(agent=agent, store=store or agent.session_store, runs=RunManager())
+    runs = RunManager(grace=shutdown_grace)
+    context = ServerContext(agent=agent, store=store or agent.session_store, runs=runs)
     app = FastAPI(
         title="hookline",
         version=__version__,

@@ -6,7 +6,13 @@ and anything unexpected becomes a 500 that names no internals. Every error answe
 `ErrorBody`: `{"error": code, "message": text, ...}`.
 
 A failing hook answers 500 `hook_failed` (its body names the hook and the point): a hook
-is the server owner's code, so its failure is a server error, not the client's.
+is the server owner's code, so its failure is a server error, not the client's. A failing
+session store answers 503 `store_unavailable` with a message that says only that: what
+failed inside (the database, its address, its own error) goes to the server log.
+
+No answer and no log line carries a credential: every message goes through
+`hookline._redact.redact`, and the `hookline.server` logger redacts its records (message
+and traceback) with `RedactingFilter`.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
+from hookline._redact import redact
 from hookline.errors import (
     ConfigError,
     HookError,
@@ -31,9 +38,38 @@ from hookline.errors import (
 )
 from hookline.server.schemas import ErrorBody, ValidationIssue
 
-__all__ = ["error_body", "error_response", "install_error_handlers", "json_response", "status_of"]
+__all__ = [
+    "STORE_UNAVAILABLE",
+    "RedactingFilter",
+    "error_body",
+    "error_response",
+    "install_error_handlers",
+    "json_response",
+    "status_of",
+]
+
+STORE_UNAVAILABLE = "the session store is unavailable; try again later (the server log says why)"
+"""The message of every 503 `store_unavailable`: the store's own error stays in the server log."""
+
+
+class RedactingFilter(logging.Filter):
+    """Take credentials out of a log record: its message, and its traceback (formatted here, then dropped)."""
+
+    _formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact `record` in place; keep it."""
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+            record.exc_info = None  # a handler formatting it again would see the unredacted text
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
 
 logger = logging.getLogger("hookline.server")
+logger.addFilter(RedactingFilter())
 
 _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (SessionNotFound, 404, "not_found"),
@@ -72,7 +108,9 @@ def error_body(exc: BaseException) -> tuple[int, ErrorBody]:
     status, code = status_of(exc)
     if code == "internal_error":
         return status, ErrorBody(error=code, message="internal server error (see the server log)")
-    body = ErrorBody(error=code, message=str(exc))
+    if code == "store_unavailable":
+        return status, ErrorBody(error=code, message=STORE_UNAVAILABLE)
+    body = ErrorBody(error=code, message=redact(str(exc)))
     if isinstance(exc, HookError):
         body.hook, body.point = exc.hook, exc.point
     if isinstance(exc, ModelError):
@@ -91,7 +129,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     issues = [
         ValidationIssue(loc=[p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
-                        msg=str(e.get("msg", "")), type=str(e.get("type", "")))
+                        msg=str(e.get("msg", "")).removeprefix("Value error, "), type=str(e.get("type", "")))
         for e in exc.errors()
     ]
     summary = "; ".join(f"{'.'.join(map(str, i.loc))}: {i.msg}" for i in issues[:3]) or "invalid request"

@@ -5,6 +5,15 @@ Every `/v1` route takes the user from `current_user` and reaches sessions only t
 Runs and resumes answer server-sent events when the client accepts `text/event-stream`,
 and the `RunResult` as JSON otherwise; either way the run itself goes on in the server
 (`RunManager`) if the client goes away.
+
+Where the HTTP surface adds its own reading of an error:
+
+- a resume whose approvals name a call that is not paused in the session answers 422
+  `invalid_approvals`, and nothing is recorded: the body is well-formed but asks for
+  something this session does not hold, so sending it again can never succeed (a 409
+  would tell the client to retry once some conflict clears, and none will);
+- deleting a session while a run is going on, in this process or in any other sharing
+  the store, answers 409 `busy` (the store refuses while the run holds its lock).
 """
 
 from __future__ import annotations
@@ -18,11 +27,12 @@ from fastapi.responses import FileResponse
 from pydantic import TypeAdapter
 
 from hookline import __version__
+from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest, RunResult
-from hookline.errors import SessionBusy
+from hookline.errors import ConfigError, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
 from hookline.server.auth import current_user
-from hookline.server.errors import json_response
+from hookline.server.errors import error_response, json_response
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CreateSession, ErrorBody, Health, ResumeBody, RunBody
 from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
@@ -35,6 +45,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 """The web page's files."""
 
 _SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
+_RUN_GOING_ON = "a run on it is going on, in this or another server process; delete it once the run has ended"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +110,14 @@ async def get_session(context: Ctx, user: User, session_id: SessionId) -> Respon
 
 @api.delete("/sessions/{session_id}", status_code=204, responses=_errors(401, 404, 409))
 async def delete_session(context: Ctx, user: User, session_id: SessionId) -> Response:
-    """Delete a session and its log (409 while a run on it is going on)."""
+    """Delete a session and its log (409 while a run on it is going on, in any process)."""
     await _owned(context, session_id, user)
     if context.runs.get(session_id) is not None:
-        raise SessionBusy(session_id, "a run is going on; delete it when the run has ended")
-    await context.store.delete(session_id, user=user)
+        raise SessionBusy(session_id, _RUN_GOING_ON)
+    try:
+        await context.store.delete(session_id, user=user)
+    except SessionBusy as exc:
+        raise SessionBusy(session_id, _RUN_GOING_ON) from exc
     return Response(status_code=204)
 
 
@@ -170,10 +184,17 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
 
 @api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
 async def resume_run(context: Ctx, user: User, session_id: SessionId, body: ResumeBody, request: Request) -> Response:
-    """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason"}}`."""
+    """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason"}}`.
+
+    Approvals naming a call that is not paused in the session answer 422 and record nothing.
+    """
     await _owned(context, session_id, user)
-    run = resume_request(context.agent, context.store, session_id, user, body.approvals)
-    return await _answer_run(context, session_id, run, request)
+    try:
+        run = resume_request(context.agent, context.store, session_id, user, body.approvals)
+        return await _answer_run(context, session_id, run, request)
+    except ConfigError as exc:
+        # The approvals are the only input of a resume: a ConfigError is about them.
+        return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
 async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:

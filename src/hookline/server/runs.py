@@ -15,7 +15,6 @@ the store.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Mapping
@@ -135,12 +134,14 @@ class RunManager:
 
     Args:
         subscriber_limit: Events a subscriber may fall behind before it is cut off.
-        grace: Seconds `aclose` lets running runs finish before cancelling them.
+        grace: Seconds `aclose` lets running runs finish before cancelling them, and then
+            gives the cancelled ones to stop (a run that ignores cancellation is left behind).
 
     """
 
     def __init__(self, *, subscriber_limit: int = 10_000, grace: float = 10.0) -> None:
         self._active: dict[str, RunChannel] = {}
+        self._requests: dict[str, PromptRequest] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._limit = subscriber_limit
         self._grace = grace
@@ -154,6 +155,7 @@ class RunManager:
         if session_id in self._active:
             raise SessionBusy(session_id, "a run on this server is writing to it")
         channel = self._active[session_id] = RunChannel(session_id, limit=self._limit)
+        self._requests[session_id] = request
         task = asyncio.create_task(self._drive(channel, request), name=f"hookline-run-{session_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -178,18 +180,26 @@ class RunManager:
             raise
         finally:
             self._active.pop(channel.session_id, None)
+            self._requests.pop(channel.session_id, None)
             channel.finish(result, error)
 
     async def aclose(self) -> None:
-        """Let running runs finish for up to `grace` s, then cancel the rest."""
+        """Let running runs finish for up to `grace` s, then cancel the rest and wait `grace` s more at most.
+
+        A cancelled run ends as `cancel()` ends it: its log and its streams end with "run
+        cancelled". One that ignores that is cancelled the hard way and left behind.
+        """
         if not self._tasks:
             return
         _, pending = await asyncio.wait(set(self._tasks), timeout=self._grace)
-        for task in pending:
+        if not pending:
+            return
+        for request in list(self._requests.values()):
+            request.cancel()
+        _, stuck = await asyncio.wait(pending, timeout=self._grace)
+        for task in stuck:
+            logger.warning("%s did not stop when cancelled; the server stops without it", task.get_name())
             task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 def _log_failure(session_id: str, exc: BaseException) -> None:

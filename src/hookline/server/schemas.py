@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
+from hookline._ids import SESSION_ID_PATTERN, session_id_problem
+
 __all__ = [
     "MAX_SEQ",
     "SESSION_ID_PATTERN",
@@ -23,9 +25,6 @@ __all__ = [
     "ValidationIssue",
 ]
 
-SESSION_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$"
-"""Ids a client may choose: URL-safe, 1-128 characters, not starting with a dot or dash."""
-
 MAX_SEQ = 2**62
 """The largest `after_seq` / `Last-Event-ID` accepted (every backend stores seq as a 64-bit int)."""
 
@@ -36,10 +35,18 @@ class CreateSession(BaseModel):
     """The body of `POST /v1/sessions`: both keys optional (`{}` makes a fresh id)."""
 
     model_config = _FORBID
-    id: Annotated[str, Field(pattern=SESSION_ID_PATTERN)] | None = None
-    """The new session's id; a random one when absent. Taken ids answer 409."""
+    id: Annotated[str, Field(json_schema_extra={"pattern": SESSION_ID_PATTERN})] | None = None
+    """The new session's id (the rule of `hookline._ids`); a random one when absent. Taken ids answer 409."""
     state: dict[str, Any] = Field(default_factory=dict)
     """The session's initial `State.data`."""
+
+    @field_validator("id")
+    @classmethod
+    def _valid_id(cls, value: str | None) -> str | None:
+        problem = session_id_problem(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class RunBody(BaseModel):

@@ -3,7 +3,8 @@
 Every frame comes from `encode_event`: `id:` is the event's `seq` (left out for deltas,
 which are never stored), `event:` its kind, and `data:` its JSON from `model_dump_json()`,
 which is one line, so one `data:` line per frame. A client that loses the connection
-sends the last `id:` it saw as `Last-Event-ID` and misses nothing.
+sends the last `id:` it saw as `Last-Event-ID` and misses nothing. Markers (the loop's own
+bookkeeping, e.g. that a tool call started) are never sent.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ async def subscription_frames(
                 continue
             if event is None:
                 return
+            if event.kind == "marker":
+                continue
             if event.seq is not None:
                 if event.seq <= last:
                     continue
@@ -65,11 +68,11 @@ async def subscription_frames(
 async def replay(
     stored: Iterable[Event], subscription: Subscription | None, *, after_seq: int = 0, keepalive: float = 15.0
 ) -> AsyncIterator[bytes]:
-    """Yield the frames of stored events (partial ones left out), then of live ones without repeats."""
+    """Yield the frames of stored events (partial ones and markers left out), then of live ones without repeats."""
     last = after_seq
     try:
         for event in stored:
-            if event.partial or event.seq is None or event.seq <= last:
+            if event.partial or event.kind == "marker" or event.seq is None or event.seq <= last:
                 continue
             last = event.seq
             yield encode_event(event)

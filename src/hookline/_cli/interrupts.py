@@ -1,0 +1,203 @@
+"""Ctrl-C for the commands that run on an event loop (`run`, `chat`): the first cancels, the second quits.
+
+The first Ctrl-C cancels what the loop runs: the run stops its model call and tools,
+records that it was cancelled and closes its store, and the command ends with code 130
+(`chat` goes back to its prompt). A run that has not stopped `GRACE` seconds later (code
+that ignores cancellation, or a blocking call in the loop's thread) is left behind and
+the process ends at once, as it does on a second Ctrl-C. Either way the session log stays
+valid: the store writes one transaction per append.
+
+A cancelled run may leave worker threads running that nothing can stop from outside (a
+local model generating, a threaded tool). `asyncio.run` waits for them when it closes its
+loop, and the interpreter waits for them at exit: a minute for a long generation, and a
+second Ctrl-C there printed a traceback. So `CommandLoop.close` does not wait for a busy
+executor, and `end_process` ends the process without joining such threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from types import FrameType, TracebackType
+from typing import Any, NoReturn, TypeVar
+
+__all__ = ["GRACE", "CommandLoop", "end_process", "quit_now", "watchdog"]
+
+GRACE = 1.5
+"""Seconds a cancelled run has to stop before the process ends without it."""
+
+_JOIN = 0.2
+"""Seconds `end_process` gives other threads to finish before it stops waiting for them."""
+
+_CLOSE = 0.5
+"""Seconds `CommandLoop.close` gives each step of its cleanup."""
+
+_CTRL_C = 130
+T = TypeVar("T")
+
+
+def _say(text: str) -> None:
+    # os.write, not print: this runs in a signal handler or a timer thread, where a
+    # buffered stream may be in the middle of a write.
+    with contextlib.suppress(OSError):
+        os.write(2, (text + "\n").encode())
+
+
+def quit_now(message: str = "interrupted", code: int = _CTRL_C) -> NoReturn:
+    """End the process at once with `code`, after one line on stderr; nothing is waited for."""
+    _say(message)
+    os._exit(code)
+
+
+def watchdog(seconds: float, message: str) -> threading.Timer:
+    """Start a timer that ends the process (`quit_now(message)`) unless cancelled within `seconds`."""
+    timer = threading.Timer(seconds, quit_now, args=(message,))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+class CommandLoop:
+    """The event loop of one command: Ctrl-C cancels the coroutine it runs, and closing waits for no stray thread.
+
+    Use it as a context manager; each `run` shares one event loop (and one context), so a
+    store's connection lives across the turns of a REPL.
+
+    Args:
+        what: What a Ctrl-C cancels, as the notice names it (e.g. "the run").
+        grace: Seconds a cancelled coroutine has to stop before the process ends without it.
+
+    """
+
+    def __init__(self, what: str = "the run", *, grace: float = GRACE) -> None:
+        self.what = what
+        self.grace = grace
+        self._loop = asyncio.new_event_loop()
+        self._context = contextvars.copy_context()
+        self._task: asyncio.Task[Any] | None = None
+        self._interrupts = 0
+        self._watchdog: threading.Timer | None = None
+
+    def __enter__(self) -> CommandLoop:
+        asyncio.set_event_loop(self._loop)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def run(self, coro: Coroutine[Any, Any, T], *, ctrl_c: bool = True) -> T:
+        """Run `coro` to its end and return its result.
+
+        Args:
+            coro: What to run.
+            ctrl_c: Cancel it on Ctrl-C; False leaves Ctrl-C to `coro` (a server that handles signals).
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C cancelled it, and it stopped within `grace` seconds.
+
+        """
+        self._task = task = self._loop.create_task(coro, context=self._context)
+        self._interrupts = 0
+        try:
+            with self._sigint_handled() if ctrl_c else contextlib.nullcontext():
+                result = self._loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if self._interrupts:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            self._disarm()
+            self._task = None
+        if self._interrupts:
+            raise KeyboardInterrupt
+        return result
+
+    def call_soon_threadsafe(self, callback: Callable[..., object], *args: Any) -> None:
+        """Have the loop call `callback(*args)` (safe from a signal handler or another thread)."""
+        self._loop.call_soon_threadsafe(callback, *args)
+
+    def close(self) -> None:
+        """Cancel what is left, close the loop; wait for its executor only if no other thread is busy."""
+        loop = self._loop
+        if loop.is_closed():
+            return
+        try:
+            with self._sigint_handled():
+                self._finish_tasks()
+                loop.run_until_complete(_bounded(loop.shutdown_asyncgens(), _CLOSE))
+                if not _other_threads():
+                    loop.run_until_complete(_bounded(loop.shutdown_default_executor(), _CLOSE))
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()  # shuts a busy executor down without waiting for it
+
+    def _finish_tasks(self) -> None:
+        tasks = asyncio.all_tasks(self._loop)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            self._loop.run_until_complete(asyncio.wait(tasks, timeout=_CLOSE))
+
+    @contextlib.contextmanager
+    def _sigint_handled(self) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        self._interrupts += 1
+        task = self._task
+        if self._interrupts > 1 or task is None or task.done():
+            quit_now()
+        _say(f"\ncancelling {self.what}... (Ctrl-C again to quit at once)")
+        task.cancel()
+        self._loop.call_soon_threadsafe(_nothing)  # wake the loop if it waits in select()
+        late = f"interrupted: {self.what} did not stop within {self.grace:g} s of Ctrl-C"
+        self._watchdog = watchdog(self.grace, late)
+
+    def _disarm(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+
+def _nothing() -> None:
+    pass
+
+
+async def _bounded(awaitable: Coroutine[Any, Any, None], seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(awaitable, seconds)
+
+
+def _other_threads() -> list[threading.Thread]:
+    """Threads the interpreter would wait for at exit, besides this one."""
+    current = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()]
+
+
+def end_process(code: int) -> NoReturn:
+    """Exit with `code`; if threads are still busy (a cancelled run's workers), without waiting for them."""
+    deadline = time.monotonic() + _JOIN
+    for thread in _other_threads():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if _other_threads():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
