@@ -127,6 +127,8 @@ class Run:
         self._task = asyncio.current_task()
         if self.session is not None:  # nothing is recorded until the session loads and the approvals fit it
             await self._load_session()
+            if self._nothing_to_resume():
+                return self._result()
         error: BaseException | None = None
         try:
             await self._begin()
@@ -218,7 +220,16 @@ class Run:
         if self._unanswered:  # a paused or crashed turn: read what happened after its calls
             last_calls = next(e.seq for e in reversed(prompt) if e.role == "assistant")
             self._log_tail = await store.events(sid, view="all", after_seq=(last_calls or 1) - 1)
-        self._check_approvals()
+        if self.approvals is not None and self.prompt is None:
+            self._check_resumption()
+
+    def _nothing_to_resume(self) -> bool:
+        """A resumption of a run that completed: its answer, and nothing recorded."""
+        messages = self.state.messages
+        if self.prompt is not None or self.approvals is None or self._unanswered or messages[-1].role != "assistant":
+            return False
+        self.output, self.stop_reason = messages[-1].text, "completed"
+        return True
 
     def _state_saveable(self) -> bool:
         """Whether `state.data` can be saved; it is checked before the last status says how the run ended."""
@@ -229,14 +240,19 @@ class Run:
             return False
         return True
 
-    def _check_approvals(self) -> None:
-        """Approvals must name calls of the session: a typo must not pass for a resumption.
+    def _check_resumption(self) -> None:
+        """A resumption needs a run to go on with, and approvals that name its calls (a typo must not pass).
 
         A call already answered may be named again (resuming twice is harmless); it never runs twice.
+        Turns are numbered on from the run that stopped.
         """
-        if not self.approvals:
-            return
-        unknown = set(self.approvals) - set(self._unanswered)
+        messages = self.state.messages
+        if not messages:
+            raise ConfigError(f"session {self.state.session_id!r} has nothing to resume: no run was made on it; "
+                              "send it a prompt instead")
+        last_prompt = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+        self.state.turn = sum(1 for m in messages[last_prompt + 1 :] if m.role == "assistant")
+        unknown = set(self.approvals or ()) - set(self._unanswered)
         if unknown:
             unknown -= {c.id for m in self.state.messages if m.role == "assistant" for c in m.tool_calls}
         if unknown:
@@ -452,12 +468,7 @@ class Run:
 
     async def _resume_calls(self) -> None:
         pending = list(self._unanswered.values())
-        if not pending:
-            last = self.state.messages[-1] if self.state.messages else None
-            if last is not None and last.role == "assistant":
-                self.output, self.stop_reason = last.text, "completed"
-            # else the model's answer was never recorded (its process died, or the run was
-            # cancelled, while it answered): the loop asks it again
+        if not pending:  # the model's answer was never recorded (its process died while it answered): ask again
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)

@@ -394,3 +394,41 @@ async def test_a_users_own_tool_calls_reach_the_model_as_text() -> None:
         assert first.text.startswith('The user called write_file({"path": "notes.md"}).')
     stored = (await store.events("s", view="prompt"))[0]
     assert [p.type for p in stored.parts] == ["tool_call", "text"], "the log keeps the structured parts"
+
+
+async def test_resume_of_a_session_that_never_ran_is_refused_and_records_nothing() -> None:
+    store = InMemorySessionStore()
+    await store.create(session_id="s")
+    agent = Agent(model=Script().model, session_store=store)
+    with pytest.raises(ConfigError, match="nothing to resume"):
+        await agent.resume("s")
+    assert await store.events("s", view="all") == []
+
+
+async def test_resuming_a_completed_run_records_nothing() -> None:
+    store = InMemorySessionStore()
+    agent = Agent(model=Script(answer("hi")).model, session_store=store)
+    await agent.prompt("hello").session("s")
+    before = await store.events("s", view="all")
+
+    result = await agent.resume("s", approvals={})
+
+    assert (result.stop_reason, result.output) == ("completed", "hi")
+    assert await store.events("s", view="all") == before
+
+
+async def test_a_resumed_run_numbers_its_turns_on() -> None:
+    @hook
+    def pause(state: State) -> None:
+        for pending in state.tool_calls:
+            state.interrupt(pending.id)
+
+    store = InMemorySessionStore()
+    script = Script(calls(call("c1", "add", a=1, b=2)), answer("3"))
+    agent = Agent(model=script.model, tools=[add], session_store=store, hooks={"before_tool": [pause]})
+    await agent.prompt("1+2?").session("s")
+
+    await Agent(model=script.model, tools=[add], session_store=store).resume("s", approvals={"c1": True})
+
+    turns = [line for line in await statuses(store, "s") if line.endswith("calling model")]
+    assert turns == ["turn 1: calling model", "turn 2: calling model"]
