@@ -187,4 +187,4 @@ async def test_postgres_unreachable_is_a_clear_error_without_the_password() -> N
         with pytest.raises(StoreError, match="cannot reach PostgreSQL database") as caught:
             await store.list()
     assert "s3cret" not in str(caught.value)
-    assert "postgres:***@127.0.0.1:9/nothing" in str(caught.value)
+    assert "127.0.0.1:9/nothing" in str(caught.value)

@@ -10,6 +10,12 @@ serializer. Reading goes the other way in one step: the database assembles each 
 the event's JSON (see `event_json_sql`), the rows are joined into one JSON array, and
 `decode_events` validates it in one call into pydantic-core: no Python code runs per
 field, and status rows the prompt view skips are never read.
+
+Text is stored as given, NUL (U+0000) included, with one exception: UTF-8 cannot encode a
+lone surrogate (U+D800 to U+DFFF unpaired), so in parts, metadata and state each one
+becomes U+FFFD, the replacement character, in every store alike (a pair of surrogates
+becomes the character it encodes). An author or event id holding NUL or a surrogate is
+refused: those are names, compared by the databases as text.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -59,6 +66,7 @@ _TEXT_COLUMNS = ("id", "session_id", "author", "kind", "role", "source", "create
 _BIG_JSON = 1_000_000
 _ROLES: tuple[str, ...] = get_args(Role)
 _VIEWS: tuple[str, ...] = get_args(View)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EventRow(NamedTuple):
@@ -71,7 +79,7 @@ class EventRow(NamedTuple):
     id: str
     """The event's id."""
     kind: str
-    """"message" or "status"."""
+    """"message", "status" or "marker"."""
     author: str
     """Who wrote it."""
     role: str | None
@@ -118,7 +126,15 @@ def check_event(event: Event | Mapping[str, Any]) -> Event:
         raise InvalidEvent("the store sets partial; use prepare_event to add pending parts", field="partial")
     if not event.author:
         raise InvalidEvent("an event needs a non-empty author", field="author")
+    _check_name(event.author, "author")
+    if event.id is not None:
+        _check_name(event.id, "id")
     return event
+
+
+def _check_name(value: str, field: str) -> None:
+    if "\x00" in value or (not value.isascii() and _SURROGATE.search(value)):
+        raise InvalidEvent("must not hold NUL (\\x00) or lone surrogates: it is a name, stored as text", field=field)
 
 
 def check_view(view: str) -> View:
@@ -184,36 +200,66 @@ def merge_pending(pending: Event | None, event: Event) -> Event:
 
 
 def encode_event(event: Event) -> EventRow:
-    """Return the row of a stamped event (`session_id`, `id` and `created_at` set)."""
+    """Return the row of a stamped event (`session_id`, `id` and `created_at` set).
+
+    Lone surrogates in parts or metadata become U+FFFD (see the module docstring), in the
+    row and in `event` itself, so the event a store returns is the one it stored.
+    """
     assert event.session_id is not None
     assert event.id is not None
     assert event.created_at is not None
-    return EventRow(
-        event.session_id,
-        event.seq or 0,
-        event.id,
-        event.kind,
-        event.author,
-        event.role,
-        event.source,
-        event.created_at,
-        _encode(_PARTS_ADAPTER, event.parts, "parts"),
-        _encode(_METADATA_ADAPTER, event.metadata, "metadata"),
-    )
+    try:
+        parts = _encode(_PARTS_ADAPTER, event.parts, "parts")
+    except _Surrogates:
+        event.parts = _PARTS_ADAPTER.validate_python(_replace_surrogates(_PARTS_ADAPTER.dump_python(event.parts)))
+        parts = _encode(_PARTS_ADAPTER, event.parts, "parts")
+    try:
+        metadata = _encode(_METADATA_ADAPTER, event.metadata, "metadata")
+    except _Surrogates:
+        event.metadata = _replace_surrogates(event.metadata)
+        metadata = _encode(_METADATA_ADAPTER, event.metadata, "metadata")
+    row = (event.session_id, event.seq or 0, event.id, event.kind, event.author, event.role, event.source)
+    return EventRow(*row, event.created_at, parts, metadata)
+
+
+class _Surrogates(Exception):
+    """The value holds a lone surrogate, which UTF-8 cannot encode."""
 
 
 def _encode(adapter: TypeAdapter[Any], value: Any, field: str) -> str:
     try:
         return adapter.dump_json(value, warnings="error").decode()
     except (PydanticSerializationError, ValueError, TypeError) as exc:
+        if "surrogates not allowed" in str(exc):
+            raise _Surrogates from exc
         raise InvalidEvent(f"cannot be stored as JSON ({exc})", field=field) from exc
+
+
+def _replace_surrogates(value: Any) -> Any:
+    """Return `value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_replace_surrogates(v) for v in value]
+    return value
 
 
 def encode_state(state: dict[str, Any]) -> str:
     """Encode a session's state as a JSON object; `ConfigError` if it holds non-JSON values."""
     try:
+        return _dump_state(state)
+    except _Surrogates:
+        return _dump_state(_replace_surrogates(state))
+
+
+def _dump_state(state: dict[str, Any]) -> str:
+    try:
         return _METADATA_ADAPTER.dump_json(state, warnings="error").decode()
     except (PydanticSerializationError, ValueError, TypeError) as exc:
+        if "surrogates not allowed" in str(exc):
+            raise _Surrogates from exc
         raise ConfigError(f"session state must hold JSON values only (str, numbers, lists, dicts): {exc}") from exc
 
 

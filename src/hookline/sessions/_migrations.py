@@ -142,3 +142,38 @@ def m002_run_locks(d: Dialect) -> list[str]:
             pid INTEGER NOT NULL,
             expires_at REAL NOT NULL)"""
     ]
+
+
+@migration
+def m003_run_fences(d: Dialect) -> list[str]:
+    """PostgreSQL: the epoch that fences a session's writes to its run lock's holder.
+
+    Each `run_lock` draws a new epoch from `hookline_lock_epochs` and stamps it on the
+    session row; a write made under an older epoch is refused (see `postgres.py`).
+    """
+    if d.name != "postgres":
+        return []
+    return [
+        "ALTER TABLE hookline_sessions ADD COLUMN lock_epoch BIGINT NOT NULL DEFAULT 0",
+        "CREATE SEQUENCE hookline_lock_epochs",
+    ]
+
+
+@migration
+def m004_json_text(d: Dialect) -> list[str]:
+    """PostgreSQL: parts, metadata and state as `json` (kept as text), not `jsonb`.
+
+    `jsonb` refuses the character U+0000, so a prompt holding NUL could not be stored;
+    `json` keeps the text as written, NUL included. Nothing queries inside these columns,
+    and reading `json` back is no slower (it skips jsonb's conversion to text). Existing
+    rows are rewritten once, under the migration's lock.
+    """
+    if d.name != "postgres":
+        return []
+    to_json = "ALTER COLUMN {0} TYPE json USING {0}::json"
+    both = f"{to_json.format('parts')}, {to_json.format('metadata')}"
+    return [
+        f"ALTER TABLE hookline_events {both}",
+        f"ALTER TABLE hookline_pending {both}",
+        f"ALTER TABLE hookline_sessions {to_json.format('state')}",
+    ]

@@ -1,4 +1,4 @@
-"""The store for many processes on many machines: PostgreSQL, through an asyncpg pool.
+"""The store for many processes on many machines: PostgreSQL, through asyncpg pools.
 
 `seq` comes from a per-session counter row (`hookline_sessions.last_seq`), bumped by the
 same transaction that inserts the events. The `UPDATE` locks that row until the
@@ -11,7 +11,31 @@ timeout) on a connection of its own, held for the whole run and closed at its en
 process dies, PostgreSQL drops the connection and the lock with it. The connection is not
 taken from the pool, so runs holding locks can never starve appends of connections.
 
-A pool belongs to the event loop that opened it: use one store from one loop.
+Fencing. Because the run's writes go through pool connections, the lock alone does not
+order them: a process killed while its commit is in flight loses its lock at once, yet
+that commit may still land after the next run took the lock and read the log, so the next
+run would redo work whose result is about to appear (a duplicate tool result). So every
+lock draws a fresh epoch from the `hookline_lock_epochs` sequence and stamps it on the
+session row (`lock_epoch`); every write made under the lock (by the task that holds it,
+through a context variable) updates that row only `WHERE lock_epoch <= its epoch`. Two
+things follow. The stamp is an `UPDATE` of the row each in-flight write has locked, so the
+new holder waits for any such commit before it reads the log. And a writer whose lock was
+lost, whose session a newer run has stamped, writes nothing: it gets `SessionBusy` (at
+once if its lock connection is seen closed). Epochs come from one sequence, not from
+`lock_epoch + 1`, because a run may lock an id before its session exists: `create` under
+the lock stamps the new row. Writes without a lock (`prepare_event` from a front end, user
+code) are not fenced and work as before.
+
+We chose this over the other sound design, running the run's writes on the lock's own
+connection (the lock and the in-flight commit would then die together), because a
+cancelled write, or one connection's failure, would then cost the run its lock, and the
+run's writes would be serialised on one connection; the fence costs no extra round trip
+per append (one condition on a row it already updates) and one statement per run.
+
+Each event loop gets its own pool, closed when that loop ends (`asyncio.run` or the
+`run_sync` runner shutting down), so a script that never calls `aclose()` still exits at
+once and cleanly. Error messages name the database as `host:port/db`, never with its user
+or password.
 """
 
 from __future__ import annotations
@@ -19,14 +43,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
+from contextvars import ContextVar
+from types import MappingProxyType
+from typing import Any, NamedTuple, NoReturn
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 
-from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound, StoreError
+from hookline._redact import REDACTED, redact
+from hookline.errors import (
+    ConfigError,
+    HooklineError,
+    SessionBusy,
+    SessionExists,
+    SessionNotFound,
+    StoreError,
+)
 from hookline.events import Event
 from hookline.sessions import Session, SessionStore
 from hookline.sessions._codec import (
@@ -55,40 +90,92 @@ DATABASE_URL_ENV = "HOOKLINE_DATABASE_URL"
 
 _SETTINGS = {"timezone": "UTC", "application_name": "hookline"}
 _MIGRATION_LOCK = (0x686F6F6B, 1)  # two-int advisory key ("hook", 1): apart from run locks
+_CLOSE_TIMEOUT = 2.0
 _QUOTE = "coalesce(to_json({})::text, 'null')"
 _EVENT_JSON = event_json_sql(quote=_QUOTE, raw="{}::text", partial=False)
 _PENDING_JSON = event_json_sql(quote=_QUOTE, raw="{}::text", partial=True)
 _SESSION_COLUMNS = "id, app, user_id, state, created_at, updated_at"
-_INSERT_SESSION = f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+_INSERT_SESSION = (
+    f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}, lock_epoch) VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 0))"
+)
 _INSERT_EVENT = (
     "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
 )
+# A write under a run lock passes its epoch as $fence; one without passes NULL (unfenced).
+_FENCED = "AND (${0}::bigint IS NULL OR lock_epoch <= ${0}::bigint)"
+_STAMP = "lock_epoch = greatest(lock_epoch, ${0}::bigint)"
 _APPEND_HEAD = f"""
-    WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3 WHERE id = $1
-               RETURNING last_seq),
+    WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3, {_STAMP.format(5)}
+               WHERE id = $1 {_FENCED.format(5)} RETURNING last_seq),
          p AS (DELETE FROM hookline_pending WHERE session_id = $1 AND author = ANY($4::text[])
                RETURNING {_PENDING_JSON} AS j)
     SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true"""
+_TOUCH = (
+    f"UPDATE hookline_sessions SET updated_at = $2, {_STAMP.format(3)} WHERE id = $1 {_FENCED.format(3)} RETURNING id"
+)
+_SET_STATE = (
+    f"UPDATE hookline_sessions SET state = $2, updated_at = $3, {_STAMP.format(4)}"
+    f" WHERE id = $1 {_FENCED.format(4)} RETURNING id"
+)
 _SAVE_PENDING = """
     INSERT INTO hookline_pending (session_id, author, id, kind, role, source, created_at, parts, metadata)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
     ON CONFLICT (session_id, author) DO UPDATE SET kind = EXCLUDED.kind, role = EXCLUDED.role,
         source = EXCLUDED.source, parts = EXCLUDED.parts, metadata = EXCLUDED.metadata"""
+# A new holder's stamp: waits for the row lock of any write in flight, then fences it out.
+_CLAIM = """
+    WITH e AS (SELECT nextval('hookline_lock_epochs') AS epoch),
+         s AS (UPDATE hookline_sessions SET lock_epoch = (SELECT epoch FROM e) WHERE id = $1)
+    SELECT epoch FROM e"""
+_LOST = "this run lost its run lock (its connection dropped, or a newer run took the session); nothing was written"
+_HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
+_CANNOT_STORE = "PostgreSQL cannot store this text (ids, names and authors may not hold NUL (\\x00) or lone surrogates)"
+_BAD_TEXT = (
+    asyncpg.CharacterNotInRepertoireError,
+    asyncpg.UntranslatableCharacterError,
+    UnicodeEncodeError,
+)
+
+
+class _Fence(NamedTuple):
+    """What a task holding a run lock writes under."""
+
+    epoch: int
+    """The epoch its lock stamped on the session row."""
+    conn: Any
+    """The connection holding the advisory lock (closed: the lock is gone)."""
+
+
+_FENCES: ContextVar[Mapping[tuple[str, str], _Fence]] = ContextVar("hookline_fences", default=MappingProxyType({}))
+
+
+class _LoopPool:
+    """One event loop's pool, and the async generator that closes it when that loop ends."""
+
+    __slots__ = ("closer", "lock", "pool")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.pool: Any = None
+        self.closer: AsyncGenerator[None, None] | None = None
 
 
 class PostgresSessionStore(SessionStore):
-    """Sessions in a PostgreSQL database (JSONB parts), shared by any number of processes.
+    """Sessions in a PostgreSQL database, shared by any number of processes.
 
     Args:
-        dsn: A libpq connection string or URL, e.g. `postgresql://user@host/db`. When
+        dsn: A `postgresql://` URL, e.g. `postgresql://user:password@host:5432/db`. When
             None, it is read from the `HOOKLINE_DATABASE_URL` environment variable.
-        min_size: Connections the pool keeps open.
-        max_size: Connections the pool opens at most.
+        min_size: Connections each pool keeps open.
+        max_size: Connections each pool opens at most.
 
-    The pool opens lazily on first use, and creates or upgrades the schema; `aclose()`
-    closes it. JSONB cannot hold the character U+0000: text containing it is refused
-    with `StoreError`.
+    A pool opens lazily on first use in each event loop, and creates or upgrades the
+    schema; it closes when that loop ends, or on `aclose()`. Text is stored as given, NUL
+    included (parts, metadata and state are `json` columns).
+
+    Raises:
+        ConfigError: No DSN, or one that is not a `postgresql://` URL.
 
     """
 
@@ -96,39 +183,114 @@ class PostgresSessionStore(SessionStore):
         dsn = dsn or os.environ.get(DATABASE_URL_ENV)
         if not dsn:
             raise ConfigError(f"PostgresSessionStore needs a DSN: pass one, or set {DATABASE_URL_ENV}")
-        self.dsn = dsn
-        self.where = _redact(dsn)
+        self.where = _describe(dsn)
+        self._dsn = dsn
+        self._secrets = _secrets(dsn)
         self._sizes = (min_size, max_size)
-        self._pool: Any = None
-        self._pool_lock = asyncio.Lock()
+        self._loops: dict[asyncio.AbstractEventLoop, _LoopPool] = {}
+        self._loops_guard = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.where!r})"
+
+    @property
+    def dsn(self) -> str:
+        """The DSN, password included: never put it in a message."""
+        return self._dsn
+
+    # -- errors --------------------------------------------------------------------------
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
         try:
             yield
+        except _BAD_TEXT as exc:
+            raise self._failure(ConfigError, _CANNOT_STORE, exc)  # noqa: B904
+        except asyncpg.DataError as exc:  # a parameter asyncpg could not encode
+            kind = ConfigError if isinstance(exc.__cause__ or exc.__context__, UnicodeError) else StoreError
+            raise self._failure(kind, _CANNOT_STORE if kind is ConfigError else self._failed, exc)  # noqa: B904
+        except asyncpg.ClientConfigurationError as exc:
+            raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
         except asyncpg.PostgresError as exc:
-            raise StoreError(f"PostgreSQL database {self.where} failed: {exc}", where=self.where) from exc
+            raise self._failure(StoreError, self._failed, exc)  # noqa: B904
         except (OSError, TimeoutError, asyncpg.InterfaceError) as exc:
-            raise StoreError(f"cannot reach PostgreSQL database {self.where}: {exc}", where=self.where) from exc
+            raise self._failure(StoreError, f"cannot reach PostgreSQL database {self.where}", exc)  # noqa: B904
+
+    @property
+    def _failed(self) -> str:
+        return f"PostgreSQL database {self.where} failed"
+
+    def _failure(self, kind: type[HooklineError], message: str, exc: BaseException) -> HooklineError:
+        """Return a `kind` error saying `message` and the driver's words, with every secret taken out.
+
+        The driver's exception stays the `__cause__` only when no exception in its chain
+        names a secret (tracebacks print the whole chain); the implicit context is hidden.
+        """
+        text = f"{message}: {self._scrub(str(exc)) or type(exc).__name__}"
+        error = StoreError(text, where=self.where) if kind is StoreError else kind(text)
+        error.__cause__ = exc if self._clean(exc) else None
+        error.__suppress_context__ = True
+        return error
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return redact(text)
+
+    def _clean(self, exc: BaseException) -> bool:
+        seen: set[int] = set()
+        current: BaseException | None = exc
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            words = f"{current} {current.args!r}"
+            if any(secret in words for secret in self._secrets) or redact(words) != words:
+                return False
+            current = current.__cause__ or current.__context__
+        return True
+
+    # -- pools: one per event loop, closed when the loop ends -----------------------------
 
     async def _ensure_pool(self) -> Any:
-        async with self._pool_lock:
-            if self._pool is None:
-                min_size, max_size = self._sizes
-                pool = await asyncpg.create_pool(
-                    self.dsn, min_size=min_size, max_size=max_size, server_settings=_SETTINGS
-                )
-                try:
-                    async with pool.acquire() as conn:
-                        await self._migrate(conn)
-                except BaseException:
-                    await pool.close()
-                    raise
-                self._pool = pool
-        return self._pool
+        loop = asyncio.get_running_loop()
+        slot = self._loops.get(loop)
+        if slot is not None and slot.pool is not None:
+            return slot.pool
+        with self._loops_guard:
+            slot = self._loops.setdefault(loop, _LoopPool())
+        async with slot.lock:
+            if slot.pool is None:
+                with self._errors():
+                    pool = await self._open_pool()
+                closer = self._close_at_loop_end(loop, slot)
+                await anext(closer)  # started: the loop now closes it as it shuts down
+                slot.pool, slot.closer = pool, closer
+        return slot.pool
+
+    async def _open_pool(self) -> Any:
+        min_size, max_size = self._sizes
+        try:
+            pool = await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size, server_settings=_SETTINGS)
+        except ValueError as exc:  # asyncpg's DSN parser
+            raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
+        try:
+            async with pool.acquire() as conn:
+                await self._migrate(conn)
+        except BaseException:
+            pool.terminate()
+            raise
+        return pool
+
+    async def _close_at_loop_end(self, loop: asyncio.AbstractEventLoop, slot: _LoopPool) -> AsyncGenerator[None, None]:
+        """Yield once, then close `slot`'s pool: at `aclose()`, or when `loop` shuts its generators down."""
+        try:
+            yield
+        finally:
+            with self._loops_guard:
+                if self._loops.get(loop) is slot:
+                    del self._loops[loop]
+            pool, slot.pool = slot.pool, None
+            if pool is not None:
+                await _close_pool(pool)
 
     async def _migrate(self, conn: Any) -> None:
         if not plan(await _applied(conn), where=self.where):
@@ -143,18 +305,42 @@ class PostgresSessionStore(SessionStore):
 
     @asynccontextmanager
     async def _transaction(self, *, read_only: bool = False) -> AsyncIterator[Any]:
+        pool = await self._ensure_pool()
         with self._errors():
-            pool = await self._ensure_pool()
             async with pool.acquire() as conn:
                 isolation = "repeatable_read" if read_only else "read_committed"
                 async with conn.transaction(isolation=isolation, readonly=read_only):
                     yield conn
 
     async def aclose(self) -> None:
-        """Close the pool (the next use opens it again)."""
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            await pool.close()
+        """Close the calling event loop's pool (the next use opens it again).
+
+        Pools that other event loops opened close when those loops end.
+        """
+        with self._loops_guard:
+            slot = self._loops.get(asyncio.get_running_loop())
+        if slot is not None and slot.closer is not None:
+            closer, slot.closer = slot.closer, None
+            await closer.aclose()
+
+    # -- the fence ------------------------------------------------------------------------
+
+    def _fence(self, session_id: str) -> int | None:
+        """The epoch this task writes `session_id` under (None: no run lock held here)."""
+        fence = _FENCES.get().get((self._dsn, session_id))
+        if fence is None:
+            return None
+        if fence.conn.is_closed():
+            raise SessionBusy(session_id, _LOST)
+        return fence.epoch
+
+    async def _refused(self, conn: Any, session_id: str) -> NoReturn:
+        """Raise why a write to `session_id` changed no row: it is missing, or this run was fenced out."""
+        if not await _exists(conn, session_id, None):
+            raise SessionNotFound(session_id)
+        raise SessionBusy(session_id, _LOST)
+
+    # -- the store ------------------------------------------------------------------------
 
     async def create(
         self,
@@ -170,7 +356,7 @@ class PostgresSessionStore(SessionStore):
         row = (session.id, app, user, encode_state(session.state), session.created_at, session.created_at)
         async with self._transaction() as conn:
             try:
-                await conn.execute(_INSERT_SESSION, *row)
+                await conn.execute(_INSERT_SESSION, *row, self._fence(session.id))
             except asyncpg.UniqueViolationError as exc:
                 raise SessionExists(session.id) from exc
         return session
@@ -192,8 +378,14 @@ class PostgresSessionStore(SessionStore):
         return session
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
-        """Delete a session and its whole log."""
+        """Delete a session and its whole log; `SessionBusy` while a run holds it (in any process)."""
         async with self._transaction() as conn:
+            # The run lock, for this transaction only: no run starts until the delete is
+            # done, and if it cannot be taken, a run holds the session.
+            if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _lock_key(session_id)):
+                if await _exists(conn, session_id, user):
+                    raise SessionBusy(session_id, _HELD)
+                raise SessionNotFound(session_id)
             deleted = await conn.fetchval(
                 "DELETE FROM hookline_sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id",
                 session_id,
@@ -207,10 +399,11 @@ class PostgresSessionStore(SessionStore):
         checked = [check_event(e) for e in events]
         authors = sorted({e.author for e in checked})
         now = utcnow()
+        fence = self._fence(session_id)
         async with self._transaction() as conn:
-            head = await conn.fetch(_APPEND_HEAD, session_id, len(checked), now, authors)
+            head = await conn.fetch(_APPEND_HEAD, session_id, len(checked), now, authors, fence)
             if not head:
-                raise SessionNotFound(session_id)
+                await self._refused(conn, session_id)
             pending = {e.author: e for e in decode_rows(r[1:] for r in head if r[1])}
             first = int(head[0]["last_seq"]) - len(checked) + 1
             stored = [
@@ -227,10 +420,11 @@ class PostgresSessionStore(SessionStore):
         """Add `event`'s parts to its author's pending parts; return the partial event."""
         event = check_event(event)
         now = utcnow()
+        fence = self._fence(session_id)
         async with self._transaction() as conn:
             # Locking the session row first orders this after any append or prepare in flight.
-            if await conn.fetchval(_TOUCH, session_id, now) is None:
-                raise SessionNotFound(session_id)
+            if await conn.fetchval(_TOUCH, session_id, now, fence) is None:
+                await self._refused(conn, session_id)
             current = await conn.fetchval(
                 f"SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 AND author = $2",
                 session_id,
@@ -254,25 +448,23 @@ class PostgresSessionStore(SessionStore):
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Replace the session's saved state."""
         encoded = encode_state(state)
+        fence = self._fence(session_id)
         async with self._transaction() as conn:
-            updated = await conn.fetchval(
-                "UPDATE hookline_sessions SET state = $2, updated_at = $3 WHERE id = $1 RETURNING id",
-                session_id,
-                encoded,
-                utcnow(),
-            )
-            if updated is None:
-                raise SessionNotFound(session_id)
+            if await conn.fetchval(_SET_STATE, session_id, encoded, utcnow(), fence) is None:
+                await self._refused(conn, session_id)
 
     @asynccontextmanager
     async def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AsyncIterator[None]:
         """Hold the session for one run, across processes and machines; `SessionBusy` after `timeout` s.
 
-        The lock is on the id, so a run may take it before creating its session.
+        The lock is on the id, so a run may take it before creating its session. Writes
+        to the session from this task (and the tasks it starts) are fenced: once another
+        run has taken the session over, they raise `SessionBusy` and write nothing.
         """
         key = _lock_key(session_id)
+        await self._ensure_pool()  # the schema, fence included, exists
         with self._errors():
-            conn = await asyncpg.connect(self.dsn, server_settings=_SETTINGS)
+            conn = await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
         try:
 
             async def take() -> bool:
@@ -280,11 +472,16 @@ class PostgresSessionStore(SessionStore):
                     return bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", key))
 
             await poll_lock(take, session_id=session_id, timeout=timeout)
-            yield
-        finally:
-            # Closing the connection releases the lock.
             with self._errors():
-                await conn.close()
+                epoch = int(await conn.fetchval(_CLAIM, session_id))
+            token = _FENCES.set(MappingProxyType({**_FENCES.get(), (self._dsn, session_id): _Fence(epoch, conn)}))
+            try:
+                yield
+            finally:
+                with suppress(ValueError):  # exited in another context than entered: nothing to undo
+                    _FENCES.reset(token)
+        finally:
+            await _close_connection(conn)  # releases the lock
 
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
@@ -298,13 +495,17 @@ class PostgresSessionStore(SessionStore):
         return [decode_session(*row) for row in rows]
 
 
-_TOUCH = "UPDATE hookline_sessions SET updated_at = $2 WHERE id = $1 RETURNING id"
-
-
 async def _applied(conn: Any) -> list[str]:
     if await conn.fetchval("SELECT to_regclass($1)", MIGRATIONS_TABLE) is None:
         return []
     return [row["name"] for row in await conn.fetch(f"SELECT name FROM {MIGRATIONS_TABLE}")]
+
+
+async def _exists(conn: Any, session_id: str, user: str | None) -> bool:
+    row = await conn.fetchval(
+        "SELECT 1 FROM hookline_sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)", session_id, user
+    )
+    return row is not None
 
 
 async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -> list[Event]:
@@ -325,15 +526,55 @@ async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -
 _VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
 
 
+async def _close_pool(pool: Any) -> None:
+    """Close `pool` gracefully, or cut its connections if that takes longer than a moment."""
+    try:
+        await asyncio.wait_for(pool.close(), _CLOSE_TIMEOUT)
+    except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        pool.terminate()
+
+
+async def _close_connection(conn: Any) -> None:
+    """Close a run lock's connection; a connection already lost is simply dropped."""
+    if conn.is_closed():
+        return
+    try:
+        await conn.close(timeout=_CLOSE_TIMEOUT)
+    except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        conn.terminate()
+
+
 def _lock_key(session_id: str) -> int:
     """Return the 64-bit advisory-lock key of a session id."""
     digest = hashlib.blake2b(session_id.encode(), digest_size=8, person=b"hookline").digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
-def _redact(dsn: str) -> str:
-    """Return `dsn` without its password, fit for error messages."""
+def _describe(dsn: str) -> str:
+    """Return `host:port/db` of a DSN, fit for messages: no user, no password, no options.
+
+    Raises:
+        ConfigError: It is not a `postgresql://` URL (asyncpg takes no other form).
+
+    """
+    try:
+        parts = urlsplit(dsn)
+    except ValueError as exc:
+        raise ConfigError(f"the PostgreSQL DSN is not a URL ({exc}); expected postgresql://host:port/db") from None
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ConfigError(f"the PostgreSQL DSN must start with postgresql://, not {parts.scheme or 'no scheme'}://")
+    hosts = parts.netloc.rpartition("@")[2] or dict(parse_qsl(parts.query)).get("host", "") or "localhost"
+    database = unquote(parts.path.lstrip("/"))
+    return f"{hosts}/{database}" if database else hosts
+
+
+def _secrets(dsn: str) -> tuple[str, ...]:
+    """Return the strings of `dsn` that must never appear in a message: the DSN, its passwords."""
     parts = urlsplit(dsn)
-    if not parts.password:
-        return dsn
-    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")))
+    found = {dsn}
+    userinfo = parts.netloc.rpartition("@")[0]
+    if ":" in userinfo:
+        password = userinfo.partition(":")[2]
+        found |= {password, unquote(password)}
+    found |= {value for key, value in parse_qsl(parts.query) if "password" in key.lower()}
+    return tuple(sorted((s for s in found if s), key=len, reverse=True))
