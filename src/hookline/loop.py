@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from hookline.conversation import conversation_problem, open_calls, response_problem, user_actions_as_text
-from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, SessionNotFound
+from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.hooks import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
@@ -212,7 +212,10 @@ class Run:
         except SessionNotFound:
             if not self.session.create:
                 raise
-            session = await store.create(app=self.agent.app, user=self.session.user or "default", session_id=sid)
+            try:
+                session = await store.create(app=self.agent.app, user=self.session.user or "default", session_id=sid)
+            except SessionExists:  # created meanwhile: by another process, or a killed run's late commit
+                session = await store.get(sid, user=self.session.user, with_events=False)
         self.state.data = dict(session.state)
         prompt = await store.events(sid, view="prompt")
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
