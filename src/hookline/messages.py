@@ -1,7 +1,9 @@
 """Messages and their parts: the conversation as the loop and every provider see it.
 
 These are plain values. Identity and order (`id`, `seq`) belong to the `Event` that
-records a message in a session's log (`hookline.events`).
+records a message in a session's log (`hookline.events`). Parts are frozen: the log and
+the live conversation share them, so a hook changes a message by replacing a part in its
+`parts` list (or the message), never by editing a part in place.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from hookline.types import JSONObject, Role
 
 __all__ = ["DocumentPart", "Message", "Part", "TextPart", "ToolCallPart", "ToolResultPart"]
 
-_FROZEN_FREE = ConfigDict(extra="forbid")
+_PART = ConfigDict(extra="forbid", frozen=True)
 
 
 class TextPart(BaseModel):
     """Plain text."""
 
-    model_config = _FROZEN_FREE
+    model_config = _PART
     type: Literal["text"] = "text"
     text: str
     """The text."""
@@ -29,7 +31,7 @@ class TextPart(BaseModel):
 class ToolCallPart(BaseModel):
     """A request, made by the model (or recorded for a user), to call a tool."""
 
-    model_config = _FROZEN_FREE
+    model_config = _PART
     type: Literal["tool_call"] = "tool_call"
     id: str
     """The call id the model gave; every result carries it back."""
@@ -42,7 +44,7 @@ class ToolCallPart(BaseModel):
 class ToolResultPart(BaseModel):
     """The answer to one tool call."""
 
-    model_config = _FROZEN_FREE
+    model_config = _PART
     type: Literal["tool_result"] = "tool_result"
     call_id: str
     """The id of the `ToolCallPart` this answers."""
@@ -64,7 +66,7 @@ class ToolResultPart(BaseModel):
 class DocumentPart(BaseModel):
     """A document given to the model; all documents of one message go as one block."""
 
-    model_config = _FROZEN_FREE
+    model_config = _PART
     type: Literal["document"] = "document"
     title: str
     """A short title shown to the model with the document."""
@@ -108,7 +110,7 @@ class Message(BaseModel):
     `Message.assistant("hello")`, `Message.system("be terse")`.
     """
 
-    model_config = _FROZEN_FREE
+    model_config = ConfigDict(extra="forbid")
     role: Role
     """Who speaks: user, assistant, tool or system."""
     parts: list[Part] = Field(default_factory=list)

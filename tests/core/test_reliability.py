@@ -432,3 +432,18 @@ async def test_a_resumed_run_numbers_its_turns_on() -> None:
 
     turns = [line for line in await statuses(store, "s") if line.endswith("calling model")]
     assert turns == ["turn 1: calling model", "turn 2: calling model"]
+
+
+async def test_a_hook_that_edits_a_part_in_place_gets_a_hook_error_and_the_log_stays_valid() -> None:
+    @hook
+    def rename_call(state: State) -> None:
+        state.tool_call.id = "x"  # type: ignore[union-attr]
+
+    store = InMemorySessionStore()
+    script = Script(calls(call("c1", "add", a=1, b=2)), answer("3"))
+    agent = Agent(model=script.model, tools=[add], session_store=store, hooks={"after_tool": [rename_call]})
+
+    with pytest.raises(HookError, match=r"(?s)rename_call.*frozen"):
+        await agent.prompt("1+2?").session("s")
+
+    assert conversation_error(await prompt_view(store, "s")) is None

@@ -256,3 +256,29 @@ async def test_a_cancelled_append_returns_at_once_and_is_not_saved(db_path: Path
         # The abandoned transaction got the lock once the other writer let go, and rolled back.
         assert (await store.append_event(session.id, said("after"))).seq == 2
         assert await texts(store, session.id) == ["before", "after"]
+
+
+OPEN_AT_ONCE = textwrap.dedent("""
+    import asyncio, sys, time
+    from hookline.sessions import SQLiteSessionStore
+
+    async def main():
+        start = float(sys.argv[2])
+        while time.time() < start:
+            time.sleep(0.0005)
+        await SQLiteSessionStore(sys.argv[1]).create()
+
+    asyncio.run(main())
+""")
+
+
+def test_processes_opening_a_new_file_at_once_all_get_it(tmp_path: Path) -> None:
+    """Turning a new file to WAL fails at once, not after busy_timeout, while another process does it too."""
+    script = tmp_path / "open.py"
+    script.write_text(OPEN_AT_ONCE)
+    for trial in range(8):
+        path, start = tmp_path / f"t{trial}.db", time.time() + 0.5
+        children = [subprocess.Popen([sys.executable, str(script), str(path), str(start)], stderr=subprocess.PIPE)
+                    for _ in range(6)]
+        errors = [child.communicate(timeout=60)[1].decode() for child in children]
+        assert all(child.returncode == 0 for child in children), next(e for e in errors if e)

@@ -471,15 +471,31 @@ def _connect(path: str, busy_timeout: float) -> sqlite3.Connection:
     # Autocommit mode: transactions are opened and closed explicitly, in `_in_transaction`.
     db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     try:
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA foreign_keys = ON")
-        db.create_function("hookline_lapsed", 4, _lease_lapsed)
-        _migrate(db, path)
+        _set_up(db, path, time.monotonic() + busy_timeout)
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _set_up(db: sqlite3.Connection, path: str, deadline: float) -> None:
+    """Switch to WAL and migrate; retried while another process does the same to a new file.
+
+    Turning a new file to WAL can fail at once with "database is locked", without
+    waiting out the busy timeout, while another connection turns it too.
+    """
+    for attempt in itertools.count(1):
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA foreign_keys = ON")
+            db.create_function("hookline_lapsed", 4, _lease_lapsed)
+            _migrate(db, path)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(min(0.01 * attempt, 0.1))
 
 
 def _migrate(db: sqlite3.Connection, path: str) -> None:
