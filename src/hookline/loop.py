@@ -99,7 +99,7 @@ class Run:
         self._system: Message | None = None
         self._turn_calls: list[ToolCallPart] = []
         self._ran: dict[str, ToolResultPart] = {}
-        self._started: set[str] = set()
+        self._started: list[ToolCallPart] = []
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}  # as recorded, whatever hooks edit
         self._hooks_since_check: list[tuple[str, HookPoint]] = []
         self._task: asyncio.Task[Any] | None = None
@@ -269,7 +269,7 @@ class Run:
         for call in self._unanswered.values():
             if call.id in self._ran:
                 results.append(self._ran[call.id])
-            elif reason == _CANCELLED and call.id in self._started:
+            elif reason == _CANCELLED and call in self._started:
                 results.append(error_result(call, _CANCELLED_WHILE_RUNNING))
             else:
                 results.append(error_result(call, reason))
@@ -320,11 +320,14 @@ class Run:
             self._release_injections()
             return None
         self._append(message, author=self.agent.name)
-        if not message.tool_calls:
+        calls = message.tool_calls
+        if not calls:
             self._release_injections()
-        elif self.stop_reason is not None:
-            self._append_results([error_result(c, _NOT_RUN) for c in message.tool_calls])
-            self._release_injections()
+        else:
+            self._unanswered = {c.id: c for c in calls}
+            if self.stop_reason is not None:
+                self._append_results([error_result(c, _NOT_RUN) for c in calls])
+                self._release_injections()
         return None if self.stop_reason is not None else message
 
     def _prompt_messages(self) -> list[Message]:
@@ -382,7 +385,7 @@ class Run:
                 self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
                              author=call.name, call_id=call.id, started=True, force=True)
             await self.recorder.flush()
-        self._started = {c.id for c in to_run}
+        self._started = to_run
         self._ran = ran = dict(zip((c.id for c in to_run), await self.runner.run(self.tools, to_run), strict=True))
         results = await self._after_tools(calls, decisions, ran)
         self._append_results(results)
@@ -526,17 +529,13 @@ class Run:
     def _append(self, message: Message, *, author: str | None) -> None:
         list.append(self.state.messages, message)  # the loop's own appends need no check
         self.new_messages.append(message)
-        if message.role == "assistant":
-            self._unanswered = {c.id: c for c in message.tool_calls}
-        elif message.role == "tool":
-            for result in message.tool_results:
-                self._unanswered.pop(result.call_id, None)
         if author is not None and self.recorder.active:
             self.recorder.add(Event.from_message(message, author))
 
     def _append_results(self, results: list[ToolResultPart]) -> None:
         self.state.usage.tool_calls += len(results)
         for result in results:
+            self._unanswered.pop(result.call_id, None)
             self._append(Message.from_valid_parts("tool", [result]), author=result.name or "tool")
             if self._status_on["tool"]:
                 self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
