@@ -36,6 +36,15 @@ CASES = {
         "approved tools in this session: ['delete_file']",
         "polling stopped (hook_exit) after 4 model calls: budget: 4 model calls reached (max_turns=4)",
     ],
+    "mcp_client.py": [
+        "  [weather_station_report] info: progress 1/3: read station north",
+        "answer: Lyon tomorrow: 3 stations read, light wind, gusts in the south. Pack sunglasses and a light jacket.",
+    ],
+    "mcp_server.py": [
+        "tools: calculator(prompt, session_id)",
+        "  progress 3: running add(a=2, b=3)",
+        "answer: 2 + 3 = 5 (question 2 of this session)",
+    ],
 }
 
 

@@ -1,6 +1,6 @@
 """hookline: an agent loop whose every step is an event in a durable session log.
 
-The public names (DESIGN §2) are importable from here:
+The public names (docs/contract.md) are importable from here:
 
 ```python
 from hookline import Agent, tool, hook, State, HookPoint, RunResult
@@ -24,6 +24,7 @@ from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, Too
 from hookline.result import Interruption, RunResult
 from hookline.state import State
 from hookline.tools import Tool, tool
+from hookline.tracing import instrument, uninstrument
 from hookline.usage import Usage
 
 __all__ = [
@@ -52,7 +53,9 @@ __all__ = [
     "ToolResultPart",
     "Usage",
     "hook",
+    "instrument",
     "tool",
+    "uninstrument",
 ]
 
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
@@ -30,6 +31,8 @@ from hookline.models import Model, ToolSpec, resolve_model
 from hookline.result import Interruption, RunResult
 from hookline.sessions import SessionStore
 from hookline.tools import Tool, ToolFunction, as_tool, to_content
+from hookline.toolsets import ToolIndex
+from hookline.toolsets import Toolset as ToolProvider
 
 if TYPE_CHECKING:
     from hookline.state import State
@@ -38,8 +41,8 @@ __all__ = ["Agent", "Interruption", "PromptRequest", "RunResult", "default_model
 
 Instructions = str | Callable[["State"], str] | None
 """A system prompt, or a function of the state returning one (called before every model call)."""
-Toolset = Sequence[Tool | ToolFunction] | Callable[["State"], Sequence[Tool | ToolFunction]] | None
-"""Tools, or a function of the state picking them (called before every model call)."""
+Toolset = Sequence[Tool | ToolFunction | ToolProvider] | Callable[["State"], Sequence[Tool | ToolFunction]] | None
+"""Tools and toolsets (e.g. `MCPToolset`), or a function of the state picking tools (called before every model call)."""
 
 
 def default_model_spec() -> str:
@@ -58,7 +61,8 @@ class Agent:
         name: The author name in events.
         model: A `"provider:model"` string or a `Model`; None uses `default_model_spec()`.
         instructions: A system prompt, or `callable(state) -> str` called before every model call.
-        tools: Tools or plain functions, or one `callable(state) -> list` resolved every turn.
+        tools: Tools, plain functions and toolsets (e.g. `MCPToolset`), or one `callable(state) -> list`
+            resolved every turn.
         hooks: `{hook point: [hooks]}`; unknown points raise `ConfigError`.
         max_turns: Model calls allowed per run.
         on_max_turns: `"raise"` (`MaxTurnsExceeded`) or `"final_answer"` (one last call without tools).
@@ -107,7 +111,8 @@ class Agent:
         self.app = app
         self.output_type = output_type
         self.output_adapter: TypeAdapter[Any] | None = _output_adapter(output_type)
-        self._static_tools, self._tool_picker = _normalize_tools(tools)
+        self._static_tools, self._tool_picker, self._toolsets = _normalize_tools(tools)
+        self._tool_index = ToolIndex(self._static_tools, self._toolsets) if self._toolsets else None
         self._static_specs = [t.spec for t in self._static_tools.values()]
         self._warm = False
         self._tool_cache: dict[int, Tool] = {}
@@ -134,7 +139,7 @@ class Agent:
     def tools_for(self, state: State) -> dict[str, Tool]:
         """The tools offered this turn, by name (a dynamic toolset is asked again every turn)."""
         if self._tool_picker is None:
-            return self._static_tools
+            return self._static_tools if self._tool_index is None else self._tool_index.current()
         picked = self._tool_picker(state)
         tools: dict[str, Tool] = {}
         for item in picked:
@@ -200,21 +205,28 @@ class Agent:
         return Tool(ask, name=name, description=description)
 
     async def warm_up(self) -> None:
-        """Warm up every hook once (`warm_up_async()` or `warm_up()`).
+        """Warm up every hook once (`warm_up_async()` or `warm_up()`), and connect the toolsets.
 
         The first run warms them if nobody did; runs started while that happens do not
-        warm them a second time.
+        warm them a second time. Every run connects the toolsets, which costs nothing when
+        they are connected and their tool lists are current.
         """
         if not self._warm:
             self._warm = True
             for item in self._unique_hooks():
                 await call_optional(item, "warm_up", "warm_up_async")
+        for toolset in self._toolsets:
+            await toolset.connect()
+        if self._tool_index is not None:
+            self._tool_index.current()  # two tools with one name fail the run before it starts
 
     async def close(self) -> None:
-        """Close every hook once (`close_async()` or `close()`), and the model."""
+        """Close every hook once (`close_async()` or `close()`), the toolsets, and the model."""
         for item in self._unique_hooks():
             await call_optional(item, "close", "close_async")
         self._warm = False
+        for toolset in self._toolsets:
+            await toolset.aclose()
         if self._model is not None:
             await self._model.aclose()
 
@@ -261,22 +273,28 @@ def _output_adapter(output_type: Any) -> TypeAdapter[Any] | None:
     return adapter
 
 
-def _normalize_tools(tools: Toolset) -> tuple[dict[str, Tool], Callable[[State], Sequence[Any]] | None]:
+def _normalize_tools(
+    tools: Toolset,
+) -> tuple[dict[str, Tool], Callable[[State], Sequence[Any]] | None, tuple[ToolProvider, ...]]:
     if tools is None:
-        return {}, None
-    if isinstance(tools, Tool):
+        return {}, None, ()
+    if isinstance(tools, Tool | ToolProvider):
         raise ConfigError("tools must be a list, e.g. tools=[add]")
     if callable(tools) and not isinstance(tools, Sequence):
-        return {}, tools
+        return {}, tools, ()
     if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
         raise ConfigError(f"tools must be a list of tools or a function of the state, not {type(tools).__name__}")
     resolved: dict[str, Tool] = {}
+    toolsets: list[ToolProvider] = []
     for item in tools:
+        if isinstance(item, ToolProvider):
+            toolsets.append(item)
+            continue
         converted = as_tool(item)
         if converted.name in resolved:
             raise ConfigError(f"two tools are named {converted.name!r}; give one another name with @tool(name=...)")
         resolved[converted.name] = converted
-    return resolved, None
+    return resolved, None, tuple(toolsets)
 
 
 _sync_loops = threading.local()
@@ -405,7 +423,8 @@ class PromptRequest:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return _sync_runner().run(self._run())  # type: ignore[no-any-return]
+            # the caller's context, not the one the thread's runner copied on its first run (a stale span)
+            return _sync_runner().run(self._run(), context=contextvars.copy_context())  # type: ignore[no-any-return]
         raise RuntimeError("run_sync() cannot run inside an event loop; use `await agent.prompt(...)` instead")
 
     async def stream(self) -> AsyncIterator[Event]:

@@ -4,6 +4,7 @@
 hookline run "What is 2+3? Use the add tool."      answer on stdout, status on stderr
 hookline chat [--session ID]                       a REPL on a session
 hookline serve module:agent [--host --port --db]   the HTTP server
+hookline mcp [module:agent] [--http --port]        the agent as an MCP tool (stdio, or streamable HTTP)
 hookline sessions list | show ID | rm ID | export ID
 ```
 
@@ -31,6 +32,7 @@ import typer
 from rich.console import Console
 
 from hookline._cli.exits import ExitCode, report_errors
+from hookline.mcp.cli import mcp_command
 
 __all__ = ["app", "main"]
 
@@ -120,6 +122,9 @@ def serve(
 
     with report_errors(debug=debug):
         _exit(serve_command(ServeOptions(agent, model, host, port, db, tokens_file)))
+
+
+app.command("mcp")(mcp_command)  # hookline.mcp.cli imports typer only; the MCP SDK loads when it runs
 
 
 @sessions_app.command("list")

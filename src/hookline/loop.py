@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from hookline import tracing as _tracing
 from hookline.conversation import conversation_problem, open_calls, response_problem, user_actions_as_text
 from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, SessionExists, SessionNotFound
 from hookline.events import Event
@@ -105,11 +106,19 @@ class Run:
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._state_error: ConfigError | None = None
+        self._trace: _tracing.RunTrace | None = None
 
     # -- the table of contents -------------------------------------------------------------
 
     async def execute(self) -> RunResult:
         """Run to the end and return the result (or raise `MaxTurnsExceeded`, `HookError`, ...)."""
+        tracing = _tracing.active
+        if tracing is not None:
+            self._trace = self.runner.trace = tracing.for_run(self.agent, self.state.session_id, self.prompt)
+            return await self._trace.run(self._execute_in_session)
+        return await self._execute_in_session()
+
+    async def _execute_in_session(self) -> RunResult:
         if self.session is None:
             return await self._execute()
         async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
@@ -343,7 +352,11 @@ class Run:
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model
         started = time.perf_counter()
-        if self.recorder.queue is None:
+        if self._trace is not None:
+            streaming = self.recorder.queue is not None
+            ask = self._ask_streaming if streaming else model.request
+            response = await self._trace.chat(model, request, ask, stream=streaming)
+        elif self.recorder.queue is None:
             response = await model.request(request)
         else:
             response = await self._ask_streaming(request)

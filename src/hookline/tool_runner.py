@@ -13,10 +13,14 @@ import asyncio
 import logging
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.status import current_capture, install_log_capture
 from hookline.tools import Tool, error_result
+
+if TYPE_CHECKING:
+    from hookline.tracing import RunTrace
 
 __all__ = ["LogSink", "ToolRunner"]
 
@@ -32,27 +36,30 @@ class ToolRunner:
         on_log: Where log records emitted during a call go, or None to not capture them.
     """
 
-    __slots__ = ("concurrency", "on_log")
+    __slots__ = ("concurrency", "on_log", "trace")
 
     def __init__(self, concurrency: int, on_log: LogSink | None) -> None:
         self.concurrency = concurrency
         self.on_log = on_log
+        self.trace: RunTrace | None = None
+        """The run's trace, when tracing is on: each call then runs in a span of its own."""
         if on_log is not None:
             install_log_capture()
 
     async def run(self, tools: dict[str, Tool], calls: list[ToolCallPart]) -> list[ToolResultPart]:
         """Answer `calls` with `tools`; the results in call order."""
+        answer = self.call if self.trace is None else self._traced_call
         if len(calls) < 2 or self.concurrency == 1 or not any(
             (t := tools.get(c.name)) is not None and t.concurrent for c in calls
         ):
-            return [await self.call(tools, c) for c in calls]
+            return [await answer(tools, c) for c in calls]
         if self.concurrency >= len(calls):
-            return list(await asyncio.gather(*(self.call(tools, c) for c in calls)))
+            return list(await asyncio.gather(*(answer(tools, c) for c in calls)))
         semaphore = asyncio.Semaphore(self.concurrency)
 
         async def bounded(call: ToolCallPart) -> ToolResultPart:
             async with semaphore:
-                return await self.call(tools, call)
+                return await answer(tools, call)
 
         return list(await asyncio.gather(*(bounded(c) for c in calls)))
 
@@ -69,3 +76,7 @@ class ToolRunner:
             return await tool.answer(call)
         finally:
             current_capture.reset(token)
+
+    async def _traced_call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
+        assert self.trace is not None
+        return await self.trace.tool(call, tools.get(call.name), partial(self.call, tools, call))

@@ -1,0 +1,313 @@
+"""One connection to an MCP server, owned by one background task from connect to close.
+
+The SDK's `Client` enters anyio task groups and cancel scopes that the task which entered
+them must leave, in order; a toolset is used from many tasks (each run, each tool call).
+Entering the client in a caller's task is what gives "exited non-innermost cancel scope"
+errors at shutdown, and lets a transport failure cancel the caller. So one task owns the
+client, and callers only send requests on it.
+
+That task starts in an empty context: neither a run's tracing span nor a tool call's log
+capture leaks into a connection that outlives them. When a program ends without closing
+the connection (`asyncio.run` returning), the event loop cancels the task, which leaves the
+client the usual way: the stdio server's stdin is closed, the process is terminated if it
+does not exit within seconds, and it is reaped.
+
+A call that never reached the server is told apart from one that may have: over stdio,
+the connection is known dead (the server's stdout ended) before the call is sent; over
+HTTP, the transport marks a request that could not connect, or that a restarted server
+refused as of an unknown session, `hookline/unsent` (see `hookline.mcp._transports`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from hookline.mcp._convert import log_record, progress_record, python_level
+from hookline.mcp._transports import UNSENT, MCPConnectionError, Settings, Target, reason, watched
+from hookline.status import LogCapture, current_capture
+
+__all__ = ["Connection", "ToolsListener"]
+
+logger = logging.getLogger("hookline.mcp")
+
+_PAGES = 100
+_tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+
+ToolsListener = Callable[[list[types.Tool]], None]
+"""Receives each new listing of a server's tools."""
+
+
+class Connection:
+    """A live MCP client session on one server, run by a background task.
+
+    Args:
+        target: Where the server is.
+        settings: Timeouts and log level.
+        on_tools: Receives each new listing of the server's tools.
+    """
+
+    def __init__(self, target: Target, settings: Settings, on_tools: ToolsListener) -> None:
+        self.target = target
+        self.settings = settings
+        self.client: Client | None = None
+        self.alive = False
+        """True from the end of the handshake until the server's output ends or the connection closes."""
+        self.server_name: str | None = None
+        self._on_tools = on_tools
+        self._task: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._listing = asyncio.Lock()
+        self._dirty = True
+        self._watched = False
+        self._group: anyio.abc.TaskGroup | None = None
+        self._captures: dict[object, LogCapture] = {}
+        self._min_level = python_level(settings.log_level)
+
+    @property
+    def label(self) -> str:
+        """`MCP server 'name'` once the server said its name, else where it is."""
+        return f"MCP server {self.server_name!r}" if self.server_name else self.target.label
+
+    # -- opening and closing ---------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Start the background task; return once the tools are listed.
+
+        Raises:
+            MCPConnectionError: the server did not start, answer, or list its tools in time.
+        """
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        ready.add_done_callback(_retrieved)  # an opener that stopped waiting leaves no "never retrieved" noise
+        task = loop.create_task(self._serve(ready), name=f"hookline {self.target.label}", context=contextvars.Context())
+        self._task = task
+        _tasks.add(task)
+        task.add_done_callback(_tasks.discard)
+        try:
+            async with asyncio.timeout(self.settings.connect_timeout):
+                await asyncio.shield(ready)
+        except TimeoutError:
+            task.cancel()
+            raise MCPConnectionError(
+                f"{self.target.label} did not finish the handshake within {self.settings.connect_timeout:g} s; "
+                "check that it speaks MCP, or allow it more time with connect_timeout=..."
+            ) from None
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        except Exception as exc:
+            raise MCPConnectionError(self.target.describe(exc)) from exc
+
+    async def close(self) -> None:
+        """Leave the client (stopping a stdio server) and wait for the background task to end."""
+        task = self._task
+        if task is None or task.done():
+            return
+        self._closing.set()
+        await asyncio.wait({task})
+
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
+        try:
+            async with self._client() as client:
+                self.client = client
+                info = client.server_info
+                self.server_name = info.name if info is not None and info.name else None
+                async with anyio.create_task_group() as group:
+                    self._group = group
+                    await group.start(self._listen, client)
+                    await self._relist()
+                    self.alive = True
+                    group.start_soon(self._refresh_in_background)
+                    ready.set_result(None)
+                    await self._closing.wait()
+                    group.cancel_scope.cancel()
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            elif not self._closing.is_set():
+                logger.warning("the connection to %s failed: %s", self.label, reason(exc))
+        finally:
+            self.alive = False
+            self.client = self._group = None
+            if not ready.done():
+                ready.cancel()
+
+    def _client(self) -> Client:
+        transport = watched(self.target.transport(self.settings), self._server_gone)
+        return Client(
+            transport,
+            mode="auto",
+            cache=None,
+            message_handler=self._on_message,
+            logging_callback=self._on_log,
+            log_level=self.settings.log_level,
+            client_info=types.Implementation(name="hookline", version=_version()),
+        )
+
+    def _server_gone(self) -> None:
+        if self.alive and not self._closing.is_set():
+            logger.info("%s closed the connection; the next call reconnects", self.label)
+        self.alive = False
+        self._closing.set()
+
+    # -- the tool list -----------------------------------------------------------------------
+
+    async def refresh(self) -> None:
+        """List the tools again if the server said they changed, or if nothing tells us they did not."""
+        if not self._watched:
+            self._dirty = True
+            if self._group is not None and self.client is not None:
+                self._group.start_soon(self._listen, self.client)
+        await self._relist()
+
+    @property
+    def stale(self) -> bool:
+        """Whether the server said its tools changed and the new list is not in yet."""
+        return self._dirty or self._listing.locked()
+
+    async def catch_up(self) -> None:
+        """List the tools now if they changed (or wait for the listing under way); a failure is logged."""
+        try:
+            await self._relist()
+        except Exception as exc:
+            logger.warning("cannot list the tools of %s: %s", self.label, reason(exc))
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._wake.set()
+
+    async def _relist(self) -> None:
+        async with self._listing:
+            client = self.client
+            if not self._dirty or client is None:
+                return
+            self._dirty = False
+            try:
+                with anyio.fail_after(self.settings.timeout):
+                    tools = await _list_tools(client)
+            except BaseException:
+                self._dirty = True
+                raise
+        self._on_tools(tools)
+
+    async def _refresh_in_background(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await self.catch_up()
+
+    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+                      ) -> None:
+        """Follow `tools/list_changed`: on 2026-07-28 connections through `subscriptions/listen`.
+
+        Older protocol versions send the notification unasked (see `_on_message`).
+        """
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+            self._watched = True
+            task_status.started()
+            return
+        started = False
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                self._watched, started = True, True
+                task_status.started()
+                async for _event in subscription:
+                    self._changed()
+        except Exception as exc:
+            logger.info("lost the tool-change subscription of %s (%s); listing the tools at each run", self.label,
+                        reason(exc))
+        self._watched = False
+        self._changed()
+        if not started:
+            task_status.started()
+
+    # -- calls and notifications -----------------------------------------------------------
+
+    async def call(self, name: str, arguments: dict[str, Any], capture: LogCapture | None) -> types.CallToolResult:
+        """Call tool `name`; progress and log notifications meanwhile go to `capture`.
+
+        Raises:
+            MCPError: the server answered with an error, the call timed out, or the connection ended.
+        """
+        client = self.client
+        if client is None:
+            raise MCPError(types.CONNECTION_CLOSED, "not connected", {UNSENT: True})
+        key = object()
+        if capture is not None:
+            self._captures[key] = capture
+        try:
+            return await client.call_tool(name, arguments, read_timeout_seconds=self.settings.timeout,
+                                          progress_callback=self._progress(capture))
+        finally:
+            self._captures.pop(key, None)
+
+    def _progress(self, capture: LogCapture | None) -> ProgressFnT | None:
+        if capture is None:
+            return None
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            capture(progress_record(self.server_name or "server", progress, total, message))
+
+        return report
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._changed()
+        elif isinstance(message, Exception):
+            logger.debug("%s sent something unreadable: %s", self.label, message)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A server log line: a status line of the call it came with, or else a Python log record.
+
+        Over HTTP, a line sent on a call's own response stream is handled in that call's
+        context, so it goes to that call. Over stdio, MCP does not say which call a line
+        belongs to, so with several calls in flight on one server, each of them gets it.
+        """
+        record = log_record(self.server_name or "server", params)
+        if record.levelno < self._min_level:
+            return
+        own = current_capture.get()
+        captures = [own] if own is not None and own in self._captures.values() else list(self._captures.values())
+        for capture in captures:
+            capture(record)
+        if not captures:
+            target = logging.getLogger(record.name)
+            if target.isEnabledFor(record.levelno):
+                target.handle(record)
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+async def _list_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_PAGES):
+        page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _version() -> str:
+    from hookline import __version__
+
+    return __version__

@@ -1,0 +1,110 @@
+"""Conversions between MCP's types and hookline's: tool names, schemas, results, log records.
+
+Only this package imports the `mcp` SDK; what leaves it is hookline's own types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import mcp_types as types
+
+__all__ = ["log_record", "local_names", "parameters_of", "progress_record", "result_text"]
+
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def python_level(level: str) -> int:
+    """The `logging` level of an MCP log level (`notice` is INFO; `alert`, `emergency` are CRITICAL)."""
+    return _LEVELS.get(level, logging.INFO)
+
+
+def local_names(remote: Iterable[str], prefix: str | None) -> dict[str, str]:
+    """`{local name: remote name}`: prefixed, and valid as hookline tool names.
+
+    MCP allows names hookline (and most model APIs) do not: dots, slashes, more than 64
+    characters. Those characters become `_`; a name still too long, or taken, is cut and
+    given a short hash of the remote name, so every remote tool keeps one stable local name.
+    """
+    names: dict[str, str] = {}
+    for name in remote:
+        local = f"{prefix}_{name}" if prefix else name
+        if not _NAME.fullmatch(local) or local in names:
+            digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+            cleaned = _INVALID.sub("_", local) or "tool"
+            local = cleaned if _NAME.fullmatch(cleaned) and cleaned not in names else f"{cleaned[:55]}_{digest}"
+        names[local] = name
+    return names
+
+
+def parameters_of(tool: types.Tool) -> dict[str, Any]:
+    """The tool's input schema as an object schema a model API accepts."""
+    schema = dict(tool.input_schema or {})
+    schema.setdefault("type", "object")
+    if schema.get("type") == "object":
+        schema.setdefault("properties", {})
+    return schema
+
+
+def result_text(result: types.CallToolResult) -> str:
+    """The result as the text a model reads: text blocks as they are, other blocks described.
+
+    A result with no content but structured content gives that content as JSON.
+    """
+    parts = [_block_text(block) for block in result.content]
+    if not parts and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    return "\n".join(parts)
+
+
+def _block_text(block: types.ContentBlock) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return f"[{block.type} ({block.mime_type}, {len(block.data) * 3 // 4} bytes), not shown]"
+    if isinstance(block, types.EmbeddedResource):
+        contents = block.resource
+        if isinstance(contents, types.TextResourceContents):
+            return contents.text
+        return f"[resource {contents.uri} ({contents.mime_type or 'binary'}), not shown]"
+    return f"[resource link {block.uri}]"
+
+
+def log_record(server: str, params: types.LoggingMessageNotificationParams) -> logging.LogRecord:
+    """A log record for a `notifications/message` from `server`.
+
+    The record's logger is `hookline.mcp.<server>` (plus the MCP logger name when given), so a
+    status line says which server spoke.
+    """
+    data = params.data
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    name = f"hookline.mcp.{server}" + (f".{params.logger}" if params.logger else "")
+    return _record(name, python_level(params.level), text)
+
+
+def progress_record(server: str, progress: float, total: float | None, message: str | None) -> logging.LogRecord:
+    """A log record for a `notifications/progress`: `progress 2/5: indexing`."""
+    done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+    text = f"progress {done}" + (f": {message}" if message else "")
+    return _record(f"hookline.mcp.{server}", logging.INFO, text)
+
+
+def _record(name: str, level: int, text: str) -> logging.LogRecord:
+    return logging.LogRecord(name, level, __file__, 0, "%s", (text,), None)

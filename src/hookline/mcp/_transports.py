@@ -1,0 +1,261 @@
+"""Where an MCP server is (`StdioTarget`, `HttpTarget`), and the transports that reach it.
+
+The transports add two things to the SDK's. The read side of every transport tells the
+connection when the server's output ends (a stdio server exited), so the next call
+reconnects before it is sent. And over HTTP, a request's transport failure becomes a
+JSON-RPC error for that request alone, marked `hookline/unsent` when the request surely
+never reached the server: the SDK would otherwise fail its whole transport on it, and with
+it every call in flight.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import re
+import shlex
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client._transport import TransportStreams
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+
+from hookline._redact import redact
+from hookline.errors import HooklineError
+
+__all__ = ["UNSENT", "HttpTarget", "MCPConnectionError", "Settings", "StdioTarget", "Target", "reason", "watched"]
+
+UNSENT = "hookline/unsent"
+"""Marks a JSON-RPC error made here for a request that never reached the server."""
+
+
+class MCPConnectionError(HooklineError, ConnectionError):
+    """An MCP server could not be started, reached, or listed; the message says what to check."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a toolset talks to its server."""
+
+    timeout: float | None = 300.0
+    """Seconds a call (or a listing) may take; None: no limit."""
+    connect_timeout: float = 60.0
+    """Seconds to start the server and finish the handshake."""
+    log_level: types.LoggingLevel = "info"
+    """The lowest MCP log level that becomes a status line (or a log record)."""
+
+
+class Target(ABC):
+    """Where an MCP server is, and how to open a transport to it (its repr shows no credentials)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label!r})"
+
+    @property
+    @abstractmethod
+    def label(self) -> str:
+        """The server for messages, without credentials."""
+
+    @abstractmethod
+    def transport(self, settings: Settings) -> AbstractAsyncContextManager[TransportStreams]:
+        """A fresh transport (one per connection)."""
+
+    def describe(self, error: BaseException) -> str:
+        """Why connecting failed, and what to check."""
+        return f"cannot connect to {self.label}: {reason(error)}"
+
+
+@dataclass(frozen=True, repr=False)
+class StdioTarget(Target):
+    """A server run as a subprocess, spoken to over its stdin and stdout."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+    @property
+    def label(self) -> str:
+        """`MCP server `npx -y server-files``, shortened, with credential-like values hidden."""
+        line = redact(shlex.join([self.command, *_masked(self.args)]))
+        return f"MCP server `{line if len(line) <= 80 else line[:79] + '…'}`"
+
+    def transport(self, settings: Settings) -> AbstractAsyncContextManager[TransportStreams]:
+        """Start the subprocess (the SDK puts it in its own process group and reaps it on exit)."""
+        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        return stdio_client(params)
+
+    def describe(self, error: BaseException) -> str:
+        """Why the server did not start or answer."""
+        leaf = _leaf(error)
+        if isinstance(leaf, OSError):
+            return f"cannot start {self.label}: {leaf}; check the command, its arguments and the working directory"
+        if isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED:
+            return f"{self.label} exited or closed its stdout before the handshake finished; see its stderr"
+        return f"cannot connect to {self.label}: {reason(error)}"
+
+
+@dataclass(frozen=True, repr=False)
+class HttpTarget(Target):
+    """A server spoken to over streamable HTTP."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """`MCP server at http://host:port/mcp` (no user, password or query)."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        where = f"[{host}]" if ":" in host else host
+        port = f":{parts.port}" if parts.port else ""
+        return f"MCP server at {parts.scheme}://{where}{port}{parts.path}"
+
+    def transport(self, settings: Settings) -> AbstractAsyncContextManager[TransportStreams]:
+        """A streamable HTTP transport whose failed connects become `hookline/unsent` errors."""
+        return _http_transport(self.url, self.headers)
+
+
+_SECRET_FLAG = re.compile(r"(?i)^-{1,2}[\w-]*(token|key|secret|password|passwd|auth|credential)[\w-]*$")
+
+
+def _masked(args: tuple[str, ...]) -> list[str]:
+    """`args` with the values of secret-looking flags (`--api-token X`, `--password=X`) as `***`."""
+    shown: list[str] = []
+    for arg in args:
+        flag, equals, _value = arg.partition("=")
+        if equals and _SECRET_FLAG.match(flag):
+            shown.append(f"{flag}=***")
+        elif shown and _SECRET_FLAG.match(shown[-1]) and not arg.startswith("-"):
+            shown.append("***")
+        else:
+            shown.append(arg)
+    return shown
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+    # No read timeout: a call's own timeout bounds it, and a subscription may stay quiet for long.
+    timeout = httpx2.Timeout(30.0, read=None)
+    client = httpx2.AsyncClient(headers=headers, timeout=timeout, transport=_Contained())
+    async with client, streamable_http_client(url, http_client=client) as streams:
+        yield streams
+
+
+class _Contained(httpx2.AsyncBaseTransport):
+    """Turns a POST's transport failure into a JSON-RPC error for that request alone.
+
+    The SDK lets such a failure end its whole transport, failing every call in flight and
+    every call after. Here a POST that could not connect is answered with an error marked
+    `hookline/unsent` (it never reached the server, so it may be sent again), and one that
+    failed later with a plain "connection lost" error (it may have run). A 404 for a
+    request that carries a session id is the spec's "this session is gone" (the server
+    restarted): the request was not run, so it is marked `hookline/unsent` too.
+    """
+
+    def __init__(self) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+            if request.method != "POST":
+                raise
+            return _error_response(request, str(exc) or type(exc).__name__, unsent=True)
+        except httpx2.TransportError as exc:
+            if request.method != "POST":
+                raise
+            return _error_response(request, f"connection lost: {exc or type(exc).__name__}", unsent=False)
+        if response.status_code == 404 and request.method == "POST" and "mcp-session-id" in request.headers:
+            # The spec's signal that the server forgot the session (it restarted): the request was not run.
+            await response.aclose()
+            return _error_response(request, "the server no longer knows this session", unsent=True)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _error_response(request: httpx2.Request, message: str, *, unsent: bool) -> httpx2.Response:
+    try:
+        sent = json.loads(request.content)
+    except ValueError:
+        sent = None
+    error: dict[str, Any] = {"code": types.CONNECTION_CLOSED, "message": message}
+    if unsent:
+        error["data"] = {UNSENT: True}
+    body = {"jsonrpc": "2.0", "id": sent.get("id") if isinstance(sent, dict) else None, "error": error}
+    return httpx2.Response(503, json=body, request=request)
+
+
+class _WatchedStream:
+    """The transport's read side, telling the connection when the server's output ends."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        """The sender's context of the last message (HTTP transports keep one)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item: SessionMessage | Exception = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def watched(transport: AbstractAsyncContextManager[TransportStreams],
+                   on_end: Callable[[], None]) -> AsyncIterator[TransportStreams]:
+    async with transport as (read_stream, write_stream):
+        yield _WatchedStream(read_stream, on_end), write_stream
+
+
+
+def _leaf(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def reason(error: BaseException) -> str:
+    """What went wrong, in one line without credentials (the first error of a group)."""
+    leaf = _leaf(error)
+    return redact(str(leaf) or type(leaf).__name__)

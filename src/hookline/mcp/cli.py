@@ -1,0 +1,86 @@
+"""`hookline mcp [module:agent] [--http --host --port]`: serve an agent as an MCP tool.
+
+`mcp_command` is a typer command; `hookline.cli` registers it as `hookline mcp`, and
+`python -m hookline.mcp.server` runs it alone (`main`). Over stdio, stdout carries the
+protocol, so everything else (the banner, errors) goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable
+from typing import Annotated
+
+import typer
+
+__all__ = ["main", "mcp_command"]
+
+
+def mcp_command(
+    agent: Annotated[str | None, typer.Argument(help="'module:attribute' of your Agent [default: the default agent].",
+                                                show_default=False)] = None,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="Address to listen on with --http (loopback only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on with --http (0: any free one).")]
+    = 8000,
+    db: Annotated[str | None, typer.Option("--db", help="Session store for session_id: a SQLite file or a "
+                                           "postgresql:// URL [default: the agent's own store].",
+                                           show_default=False)] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="'provider:model' for the default agent.",
+                                              show_default=False)] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+) -> None:
+    """Serve an agent as an MCP tool (one tool: prompt, optional session_id) over stdio or --http."""
+    from hookline._cli.exits import report_errors
+
+    with report_errors(debug=debug):
+        _serve(agent, http=http, host=host, port=port, db=db, model=model)
+
+
+def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | None, model: str | None) -> None:
+    import anyio
+
+    from hookline._cli.setup import build_agent, open_store
+    from hookline.errors import ConfigError
+
+    try:
+        from hookline.mcp.server import is_loopback, serve_http, serve_stdio, tool_name
+    except ImportError as exc:
+        raise ConfigError(f"hookline mcp needs the MCP SDK: pip install 'hookline[mcp]' ({exc})") from exc
+
+    if http and not is_loopback(host):
+        from hookline._cli.exits import UsageProblem
+
+        raise UsageProblem(f"refusing to serve MCP on {host}: there is no authentication, so use --host 127.0.0.1")
+    agent = build_agent(target, model)
+    store = open_store(db) if db else None
+
+    async def serve(serving: Awaitable[None]) -> None:
+        try:
+            await serving
+        finally:
+            if store is not None:
+                await store.aclose()
+
+    if not http:
+        anyio.run(serve, serve_stdio(agent, store=store))
+        return
+    from hookline._cli.serve import bind
+
+    sock = bind(host, port)
+    where = f"[{host}]" if ":" in host else host
+    print(f"serving agent {agent.name!r} as MCP tool {tool_name(agent)!r} on "
+          f"http://{where}:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+    with sock:
+        anyio.run(serve, serve_http(agent, host, port, store=store, sock=sock))
+
+
+def main() -> int:
+    """Run `mcp_command` as a program (`python -m hookline.mcp.server ...`); return its exit code."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command()(mcp_command)
+    try:
+        app(prog_name="python -m hookline.mcp.server")
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else 0
+    return 0

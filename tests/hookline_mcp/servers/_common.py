@@ -1,0 +1,105 @@
+"""What the test MCP servers share: the command line, the era, the record of what happened, the transport.
+
+A server is run as `python <server>.py [--legacy] [--http --port N] --state DIR`:
+
+- `--legacy` refuses `server/discover`, as servers written before the 2026-07-28 protocol
+  do, so a client falls back to the `initialize` handshake (and list changes come as
+  unasked notifications instead of `subscriptions/listen` events);
+- `--http` serves streamable HTTP on 127.0.0.1 (port 0: any free port) and prints
+  `PORT <n>` on stdout once it listens; otherwise the server speaks over stdio;
+- `--state DIR` is where it writes its pid (`pid`) and one line per listing (`lists.log`)
+  and per call (`calls.log`), so tests check what the server saw, not what the client says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+
+# The test servers use the deprecated logging API on purpose: it is what servers send today.
+warnings.simplefilter("ignore")
+
+
+class Record:
+    """The server's own record of what it saw, in files a test reads."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "pid").write_text(str(os.getpid()))
+
+    def note(self, kind: str, line: str) -> None:
+        with open(self.directory / f"{kind}.log", "a") as file:
+            file.write(line + "\n")
+
+
+def options() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--legacy", action="store_true")
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--state", required=True)
+    return parser.parse_args()
+
+
+def new_server(name: str, args: argparse.Namespace, **handlers: Any) -> tuple[Server[Any], InMemorySubscriptionBus]:
+    bus = InMemorySubscriptionBus()
+    # Every tool takes any object: with `get_tool_input_schema`, a 2026-07-28 HTTP server checks a
+    # call's headers without running `tools/list` itself, so `lists.log` counts the client's listings only.
+    server: Server[Any] = Server(name, version="1.0", on_subscriptions_listen=ListenHandler(bus),
+                                 get_tool_input_schema=lambda tool: {"type": "object"}, **handlers)
+    if args.legacy:
+        server.add_request_handler("server/discover", types.RequestParams, _refuse_discover)
+    return server, bus
+
+
+async def _refuse_discover(ctx: Any, params: Any) -> types.DiscoverResult:
+    raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+
+
+def text(value: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=value)])
+
+
+def serve(server: Server[Any], args: argparse.Namespace) -> None:
+    if args.http:
+        _serve_http(server, args.port)
+    else:
+        anyio.run(_serve_stdio, server, args.legacy)
+
+
+async def _serve_stdio(server: Server[Any], legacy: bool) -> None:
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read_stream, write_stream):
+        if not legacy:
+            await server.run(read_stream, write_stream, options)
+            return
+        # The handshake-only loop: what a server written before 2026-07-28 speaks.
+        async with server.lifespan(server) as state:
+            await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
+
+
+def _serve_http(server: Server[Any], port: int) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)  # before the port is announced: a client may connect at once
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    app = server.streamable_http_app()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+    sys.exit(0)
