@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/*.md runs offline, as written.
+"""Every ```python block of README.md and docs/**/*.md runs offline, as written.
 
 The blocks of a page run in order as one module, as a reader would run them one after
 another, each at its own line number (so a traceback points into the Markdown). A page
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _FENCE = re.compile(r"^([ \t]*)```([\w+-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
 _MARK = re.compile(r"<!--\s*not-run\b:?\s*(.*?)\s*-->")
 _TEST = re.compile(r"^(async\s+)?def test_", re.M)
@@ -85,21 +85,28 @@ def test_the_page_runs(page: Path, tmp_path: Path) -> None:
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error", str(script)]
     done = subprocess.run(command, cwd=tmp_path, env=offline_env(), capture_output=True, text=True, timeout=300,
                           check=False)
-    assert done.returncode == 0, f"{page.name} (line numbers are the page's):\n{done.stdout}\n{done.stderr}"
+    where = page.relative_to(ROOT)
+    assert done.returncode == 0, f"{where} (line numbers are the page's):\n{done.stdout}\n{done.stderr}"
 
 
 def test_some_blocks_run() -> None:
     assert sum(len(runnable(page)) for page in PAGES) >= 3
 
 
+def test_the_pages_in_subfolders_are_run_too() -> None:
+    # A page per hook point and per ready hook: each shows its point at work, and runs.
+    hook_pages = [p for p in PAGES_TO_RUN if p.parent == ROOT / "docs" / "hooks"]
+    assert len(hook_pages) >= 13, [str(p.relative_to(ROOT)) for p in hook_pages]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_mark_says_why_and_sits_on_a_python_block(page: Path) -> None:
-    text = page.read_text(encoding="utf-8")
+    text, where = page.read_text(encoding="utf-8"), page.relative_to(ROOT)
     marked = [b for b in blocks(page) if b.not_run is not None]
-    assert len(marked) == len(_MARK.findall(text)), f"{page.name}: a not-run mark that is not right before a block"
+    assert len(marked) == len(_MARK.findall(text)), f"{where}: a not-run mark that is not right before a block"
     for block in marked:
-        assert block.language == "python", f"{page.name}:{block.line}: only python blocks are run or marked"
-        assert block.not_run, f"{page.name}:{block.line}: say why: <!-- not-run: needs a provider key -->"
+        assert block.language == "python", f"{where}:{block.line}: only python blocks are run or marked"
+        assert block.not_run, f"{where}:{block.line}: say why: <!-- not-run: needs a provider key -->"
 
 
 def test_blocks_are_found_where_they_are() -> None:

@@ -1,4 +1,4 @@
-"""The HTTP server: `create_app(agent)` builds a FastAPI app serving the API of DESIGN §4.
+"""The HTTP server: `create_app(agent)` builds a FastAPI app serving the API of docs/contract.md.
 
 ```python
 from hookline.server import create_app
