@@ -60,5 +60,18 @@ async def factory(T: int, sleep_s: float, persist: bool):
     return run_once, cleanup
 
 
+def instrument_tracing() -> None:
+    """BENCH_TRACING=1: OpenTelemetry on (the SDK, a synchronous processor, an in-memory exporter)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    hookline.instrument(provider, include_content=os.environ.get("BENCH_TRACING") == "content")
+
+
 if __name__ == "__main__":
+    if os.environ.get("BENCH_TRACING"):
+        instrument_tracing()
     main("hookline", factory, hookline.__version__, supports_persist=True)
