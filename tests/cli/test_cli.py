@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
 import socket
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -24,9 +22,9 @@ from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, Ses
 from hookline.models import FunctionModel, ModelRequest, ModelResponse, register_provider
 from hookline.sessions.sqlite import SQLiteSessionStore
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
+from postgres_db import fresh_database
 
 AGENTS = Path(__file__).with_name("agents.py")
-POSTGRES = os.environ.get("HOOKLINE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
 _ENV = ("HOOKLINE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HOOKLINE_DATABASE_URL", "HOOKLINE_DB",
         "HOOKLINE_TOKENS", "HOOKLINE_TOKENS_FILE", "HOOKLINE_LOCAL_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
         "ANTHROPIC_AUTH_TOKEN")
@@ -322,32 +320,10 @@ def test_missing_database_reads_as_empty(tmp_path: Path) -> None:
     assert not Path(missing).exists()
 
 
-def _postgres(statement: str) -> bool:
-    import asyncio
-
-    import asyncpg  # type: ignore[import-untyped]
-
-    async def execute() -> None:
-        connection = await asyncpg.connect(f"{POSTGRES}/postgres", timeout=5)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    try:
-        asyncio.run(execute())
-    except (OSError, asyncpg.PostgresError):
-        return False
-    return True
-
-
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
-    name = f"hookline_cli_{uuid.uuid4().hex[:12]}"
-    if not _postgres(f'CREATE DATABASE "{name}"'):
-        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES}")
-    yield f"{POSTGRES}/{name}"
-    _postgres(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database("hookline_cli") as url:
+        yield url
 
 
 def test_sessions_go_to_postgres_when_hookline_database_url_is_set(

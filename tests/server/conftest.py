@@ -31,8 +31,8 @@ from hookline.server import create_app
 from hookline.sessions import SessionStore
 from hookline.sessions.memory import InMemorySessionStore
 from hookline.sessions.sqlite import SQLiteSessionStore
+from postgres_db import fresh_database
 
-POSTGRES = os.environ.get("HOOKLINE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
 SLOW_SECONDS = 0.6
 WORD_DELAY = 0.01
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
@@ -229,31 +229,11 @@ async def sse_frames(response: httpx.Response) -> AsyncIterator[Frame]:
 SSE = {"Accept": "text/event-stream"}
 
 
-def _postgres(statement: str) -> bool:
-    import asyncpg  # type: ignore[import-untyped]
-
-    async def execute() -> None:
-        connection = await asyncpg.connect(f"{POSTGRES}/postgres", timeout=5)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    try:
-        asyncio.run(execute())
-    except (OSError, asyncpg.PostgresError):
-        return False
-    return True
-
-
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """The URL of a fresh PostgreSQL database, dropped after the test."""
-    name = f"hookline_server_{uuid.uuid4().hex[:12]}"
-    if not _postgres(f'CREATE DATABASE "{name}"'):
-        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES}")
-    yield f"{POSTGRES}/{name}"
-    _postgres(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database("hookline_server") as url:
+        yield url
 
 
 def with_password(url: str, password: str) -> str:

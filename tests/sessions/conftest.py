@@ -7,33 +7,16 @@ missing server fails the tests instead of skipping them.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
+from postgres_db import SERVER, fresh_database
 
 BACKENDS = ["memory", "sqlite", "postgres"]
-SERVER = os.environ.get("HOOKLINE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
-
-
-async def _admin(statement: str) -> None:
-    try:
-        conn = await asyncpg.connect(f"{SERVER}/postgres")
-    except (OSError, asyncpg.PostgresError) as exc:
-        pytest.fail(
-            f"PostgreSQL is not reachable at {SERVER} ({exc}); start it with "
-            "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`"
-        )
-    try:
-        await conn.execute(statement)
-    finally:
-        await conn.close()
 
 
 @pytest.fixture(scope="session")
@@ -45,10 +28,8 @@ def postgres_server() -> str:
 @pytest.fixture(scope="session")
 def postgres_dsn() -> Iterator[str]:
     """The DSN of a fresh database, dropped when the test session ends."""
-    name = f"hookline_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    yield f"{SERVER}/{name}"
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with fresh_database("hookline_test") as url:
+        yield url
 
 
 @pytest.fixture(params=BACKENDS)

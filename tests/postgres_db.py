@@ -1,0 +1,45 @@
+"""Throwaway PostgreSQL databases for the tests that need the real server.
+
+The server is 127.0.0.1:5432 unless HOOKLINE_TEST_POSTGRES names another. A missing server
+fails the test instead of skipping it: the PostgreSQL tests must run wherever the suite does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import asyncpg  # type: ignore[import-untyped]
+import pytest
+
+SERVER = os.environ.get("HOOKLINE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
+"""The server's URL, without a database."""
+
+
+async def admin(statement: str) -> None:
+    """Run one statement on the server's `postgres` database."""
+    connection = await asyncpg.connect(f"{SERVER}/postgres", timeout=10)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@contextmanager
+def fresh_database(prefix: str) -> Iterator[str]:
+    """The URL of a new database named after `prefix`, dropped on the way out."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    try:
+        asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    except (OSError, asyncpg.PostgresError) as exc:
+        pytest.fail(
+            f"PostgreSQL is not reachable at {SERVER} ({exc}); start it with "
+            "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`"
+        )
+    try:
+        yield f"{SERVER}/{name}"
+    finally:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
