@@ -399,7 +399,9 @@ class Run:
                              author=call.name, call_id=call.id, started=True, force=True)
             await self.recorder.flush()
         self._started = to_run
-        self._ran = ran = dict(zip((c.id for c in to_run), await self.runner.run(self.tools, to_run), strict=True))
+        ran: dict[str, ToolResultPart] = {}
+        self._ran = ran
+        await self.runner.run(self.tools, to_run, ran)
         results = await self._after_tools(calls, decisions, ran)
         self._append_results(results)
         self._turn_calls = []

@@ -46,22 +46,30 @@ class ToolRunner:
         if on_log is not None:
             install_log_capture()
 
-    async def run(self, tools: dict[str, Tool], calls: list[ToolCallPart]) -> list[ToolResultPart]:
-        """Answer `calls` with `tools`; the results in call order."""
+    async def run(
+        self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart]
+    ) -> None:
+        """Answer `calls` with `tools` into `finished` (by call id), each as soon as it is done.
+
+        So a run cancelled meanwhile still knows the results of the calls that finished.
+        """
         answer = self.call if self.trace is None else self._traced_call
         if len(calls) < 2 or self.concurrency == 1 or not any(
             (t := tools.get(c.name)) is not None and t.concurrent for c in calls
         ):
-            return [await answer(tools, c) for c in calls]
-        if self.concurrency >= len(calls):
-            return list(await asyncio.gather(*(answer(tools, c) for c in calls)))
-        semaphore = asyncio.Semaphore(self.concurrency)
+            for call in calls:
+                finished[call.id] = await answer(tools, call)
+            return
+        semaphore = asyncio.Semaphore(self.concurrency) if self.concurrency < len(calls) else None
 
-        async def bounded(call: ToolCallPart) -> ToolResultPart:
+        async def one(call: ToolCallPart) -> None:
+            if semaphore is None:
+                finished[call.id] = await answer(tools, call)
+                return
             async with semaphore:
-                return await answer(tools, call)
+                finished[call.id] = await answer(tools, call)
 
-        return list(await asyncio.gather(*(bounded(c) for c in calls)))
+        await asyncio.gather(*(one(c) for c in calls))
 
     async def call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
         """Answer one call; log records it emits go to `on_log`."""

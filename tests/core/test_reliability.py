@@ -447,3 +447,25 @@ async def test_a_hook_that_edits_a_part_in_place_gets_a_hook_error_and_the_log_s
         await agent.prompt("1+2?").session("s")
 
     assert conversation_error(await prompt_view(store, "s")) is None
+
+
+async def test_a_cancelled_turn_keeps_the_results_of_the_calls_that_finished() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def quick() -> str:
+        """Answer at once."""
+        return "quick done"
+
+    store = InMemorySessionStore()
+    script = Script(calls(call("c1", "quick"), call("c2", "slow", seconds=60)), answer("never"))
+    request = Agent(model=script.model, tools=[quick, slow_tool(started)], session_store=store).prompt("go")
+    task = asyncio.ensure_future(request.session("s"))
+    await started.wait()
+    request.cancel()
+    result = await task
+
+    assert result.stop_reason == "cancelled"
+    contents = {r.call_id: r.content for m in await prompt_view(store, "s") for r in m.tool_results}
+    assert contents["c1"] == "quick done"
+    assert "cancelled while this call ran" in contents["c2"]
