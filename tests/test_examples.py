@@ -36,6 +36,13 @@ CASES = {
         "approved tools in this session: ['delete_file']",
         "polling stopped (hook_exit) after 4 model calls: budget: 4 model calls reached (max_turns=4)",
     ],
+    "durable_dbos.py": [
+        "worker 1: started run ship-42; killed while `ship` ran",
+        "worker 2: recovered run ship-42: interrupted: ship (the process stopped while this call ran; "
+        "it may or may not have taken effect)",
+        "worker 2: final answer: Order 42 was shipped once; I did not ship it again.",
+        "tool runs: check_stock 1, ship 1",
+    ],
     "mcp_client.py": [
         "  [weather_station_report] info: progress 1/3: read station north",
         "answer: Lyon tomorrow: 3 stations read, light wind, gusts in the south. Pack sunglasses and a light jacket.",

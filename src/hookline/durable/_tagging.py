@@ -1,0 +1,90 @@
+"""`TaggedStore`: a session store through which a durable run signs what it writes.
+
+Every event a workflow's run appends carries the workflow's id in its metadata. A
+recovered workflow reads the log for that tag to know whether its run had begun: the
+tag travels in the same transaction as the events, so the answer is exact. A begun
+prompt run is resumed, never given its prompt a second time.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from hookline.events import Event
+from hookline.sessions import Session, SessionStore
+from hookline.types import View
+
+__all__ = ["WORKFLOW_KEY", "TaggedStore", "began"]
+
+WORKFLOW_KEY = "dbos_workflow_id"
+"""The metadata key of the id of the DBOS workflow that wrote an event."""
+
+
+def began(log: Sequence[Event], workflow_id: str) -> bool:
+    """Whether the workflow `workflow_id` wrote any event of `log`."""
+    return any(e.metadata.get(WORKFLOW_KEY) == workflow_id for e in log)
+
+
+class TaggedStore(SessionStore):
+    """A view of `inner` whose appends carry `workflow_id`; every other call goes to `inner`.
+
+    Args:
+        inner: The session store.
+        workflow_id: The id of the workflow whose run writes through this view.
+    """
+
+    def __init__(self, inner: SessionStore, workflow_id: str) -> None:
+        self.inner = inner
+        self.workflow_id = workflow_id
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner" or name.startswith("__"):  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)  # a backend's own extras (e.g. `run_active`)
+
+    async def append_events(self, session_id: str, events: Sequence[Event]) -> builtins.list[Event]:
+        """Append `events`, each tagged with the workflow's id, in one transaction."""
+        tagged = [e.model_copy(update={"metadata": {**e.metadata, WORKFLOW_KEY: self.workflow_id}}) for e in events]
+        return await self.inner.append_events(session_id, tagged)
+
+    async def create(
+        self,
+        *,
+        app: str = "default",
+        user: str = "default",
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> Session:
+        """Create a session in `inner`."""
+        return await self.inner.create(app=app, user=user, session_id=session_id, state=state)
+
+    async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
+        """Return a session of `inner`."""
+        return await self.inner.get(session_id, user=user, with_events=with_events)
+
+    async def list(self, *, app: str | None = None, user: str | None = None) -> builtins.list[Session]:
+        """List the sessions of `inner`."""
+        return await self.inner.list(app=app, user=user)
+
+    async def delete(self, session_id: str, *, user: str | None = None) -> None:
+        """Delete a session of `inner`."""
+        await self.inner.delete(session_id, user=user)
+
+    async def prepare_event(self, session_id: str, event: Event) -> Event:
+        """Prepare parts in `inner` (untagged: they are the user's, merged into a later append)."""
+        return await self.inner.prepare_event(session_id, event)
+
+    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> builtins.list[Event]:
+        """Read a session's events from `inner`."""
+        return await self.inner.events(session_id, view=view, after_seq=after_seq)
+
+    async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
+        """Save a session's state in `inner`."""
+        await self.inner.update_state(session_id, state)
+
+    def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
+        """Hold a session of `inner` for one run."""
+        return self.inner.run_lock(session_id, timeout=timeout)
