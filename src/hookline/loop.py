@@ -126,6 +126,8 @@ class Run:
 
     def cancel(self) -> None:
         """Stop the run, from any thread: it ends soon with `stop_reason == "cancelled"`."""
+        if self._cancel_requested:
+            return  # once: a second task.cancel() would land in the run's own ending (`_end`)
         self._cancel_requested = True
         if self._task is not None and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._task.cancel)

@@ -1,8 +1,9 @@
 """`create_app`: the FastAPI application of a hookline agent (wiring only).
 
 The pieces live beside it: `routes` (the API and the page), `auth` (tokens to users),
-`limits` (the body limit), `runs` (runs that outlive requests), `sse` (the stream
-encoder) and `errors` (failures to answers).
+`limits` (the body limit), `runs` (runs that outlive requests), `relay` (runs of other
+processes sharing a PostgreSQL store: live streams and cancel), `sse` (the stream encoder)
+and `errors` (failures to answers).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hookline.agent import Agent
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.errors import install_error_handlers
 from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
 from hookline.server.runs import RunManager
 from hookline.sessions import SessionStore
@@ -40,6 +42,8 @@ def create_app(
     Args:
         agent: The agent every run uses.
         store: Where sessions live; default: `agent.session_store`. The app closes it on shutdown.
+            With a `PostgresSessionStore`, the app also keeps one LISTEN connection to its
+            database, to follow and cancel runs of other processes (`hookline.server.relay`).
         tokens: `{bearer token: user}`. None reads `HOOKLINE_TOKENS` / `HOOKLINE_TOKENS_FILE`
             (see `hookline.server.auth`); empty (or nothing configured): no tokens, every
             request is user `"default"`, so bind to loopback only.
@@ -50,7 +54,8 @@ def create_app(
 
     """
     runs = RunManager(grace=shutdown_grace)
-    context = ServerContext(agent=agent, store=store or agent.session_store, runs=runs)
+    store = store or agent.session_store
+    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs))
     app = FastAPI(
         title="hookline",
         version=__version__,
@@ -86,8 +91,10 @@ def _add_middleware(
 def _lifespan(context: ServerContext) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        context.relay.start()
         yield
         await context.runs.aclose()
+        await context.relay.aclose()
         await context.store.aclose()
 
     return lifespan

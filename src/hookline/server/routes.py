@@ -13,7 +13,10 @@ Where the HTTP surface adds its own reading of an error:
   something this session does not hold, so sending it again can never succeed (a 409
   would tell the client to retry once some conflict clears, and none will);
 - deleting a session while a run is going on, in this process or in any other sharing
-  the store, answers 409 `busy` (the store refuses while the run holds its lock).
+  the store, answers 409 `busy` (the store refuses while the run holds its lock);
+- cancelling where no run is going on, here or elsewhere, answers 404 `not_running`
+  (the session exists: a missing one is 404 `not_found`); a run another process holds
+  that takes no cancel request (a library or CLI run) answers 409 `busy`.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from hookline.errors import ConfigError, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
 from hookline.server.auth import current_user
 from hookline.server.errors import error_response, json_response
+from hookline.server.relay import Feed, Relay
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
-from hookline.server.schemas import MAX_SEQ, CreateSession, ErrorBody, Health, ResumeBody, RunBody
+from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
 from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
 from hookline.sessions import Session, SessionStore
 from hookline.types import View
@@ -46,15 +50,17 @@ STATIC_DIR = Path(__file__).with_name("static")
 
 _SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
 _RUN_GOING_ON = "a run on it is going on, in this or another server process; delete it once the run has ended"
+_NOT_RUNNING = "no run is going on in session {!r}, in this server process or any other"
 
 
 @dataclass(frozen=True, slots=True)
 class ServerContext:
-    """What the routes work with: the agent, its session store and the runs going on."""
+    """What the routes work with: the agent, its store, the runs going on here, the link to other processes."""
 
     agent: Agent
     store: SessionStore
     runs: RunManager
+    relay: Relay
 
 
 def _context(request: Request) -> ServerContext:
@@ -150,7 +156,9 @@ async def stream_events(
     """Every stored event after `Last-Event-ID` (or `after_seq`), then live ones until the current run ends."""
     await _owned(context, session_id, user)
     after = last_event_id if last_event_id is not None else after_seq
-    channel = context.runs.get(session_id)
+    # This process's own run (deltas included), else the run wherever it goes on (read
+    # from the log; PostgreSQL only), else none.
+    channel: RunChannel | None = context.runs.get(session_id) or context.relay.follow(session_id)
     # Subscribe before reading the log: an event is stored before it is published, so
     # each one is in the log, in the subscription, or in both (repeats are dropped by seq).
     subscription = channel.subscribe() if channel is not None else None
@@ -160,7 +168,23 @@ async def stream_events(
         if subscription is not None:
             subscription.close()
         raise
+    if isinstance(channel, Feed):
+        channel.arm(max((e.seq for e in stored if e.seq is not None and not e.partial), default=after))
     return sse_response(replay(stored, subscription, after_seq=after))
+
+
+@api.post("/sessions/{session_id}/cancel", status_code=202, response_model=CancelAccepted,
+          responses=_errors(401, 404, 409, 503))
+async def cancel_run(context: Ctx, user: User, session_id: SessionId) -> Response:
+    """Cancel the run going on in this session, in this server process or any other: 202, or 404 if none runs.
+
+    The run stops within moments with `stop_reason: "cancelled"` (its log says "run
+    cancelled"); its own request answers, or its stream ends, as usual.
+    """
+    await _owned(context, session_id, user)
+    if not await context.relay.cancel(session_id):
+        return error_response(ErrorBody(error="not_running", message=_NOT_RUNNING.format(session_id)), 404)
+    return json_response(CancelAccepted(session_id=session_id), 202)
 
 
 @api.post("/sessions/{session_id}/prepare", response_model=Event, responses=_errors(401, 404, 413, 422))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
@@ -28,6 +28,8 @@ from hookline.sessions import SessionStore
 __all__ = ["RunChannel", "RunManager", "Subscription", "prompt_request", "resume_request"]
 
 logger = logging.getLogger("hookline.server")
+
+_RETRY_CANCEL = 0.005  # seconds between tries to cancel a run that has not begun yet
 
 
 class Subscription:
@@ -145,10 +147,45 @@ class RunManager:
         self._tasks: set[asyncio.Task[None]] = set()
         self._limit = subscriber_limit
         self._grace = grace
+        self._cancelling: set[str] = set()
+        self._on_finish: list[Callable[[str], None]] = []
+        self._on_close: list[Callable[[], None]] = []
+
+    @property
+    def subscriber_limit(self) -> int:
+        """Events a subscriber may fall behind before it is cut off."""
+        return self._limit
 
     def get(self, session_id: str) -> RunChannel | None:
         """Return the channel of the run going on in `session_id`, if any."""
         return self._active.get(session_id)
+
+    def when_finished(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(session_id)` each time a run of this process has ended (its run lock released)."""
+        self._on_finish.append(callback)
+
+    def when_closing(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` as `aclose` begins (e.g. to end the streams that follow other processes' runs)."""
+        self._on_close.append(callback)
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel the run going on in `session_id` in this process; return whether there was one.
+
+        The run ends within moments with `stop_reason == "cancelled"` (see
+        `PromptRequest.cancel`). One that has not begun yet is cancelled as soon as it does.
+        """
+        request = self._requests.get(session_id)
+        if request is None:
+            return False
+        if session_id not in self._cancelling:  # once: a second cancel would hit the run's own ending
+            self._cancelling.add(session_id)
+            self._cancel_when_begun(session_id, request)
+        return True
+
+    def _cancel_when_begun(self, session_id: str, request: PromptRequest) -> None:
+        # `PromptRequest.cancel` answers False until the request's task has started its run.
+        if self._requests.get(session_id) is request and not request.cancel():
+            asyncio.get_running_loop().call_later(_RETRY_CANCEL, self._cancel_when_begun, session_id, request)
 
     def start(self, session_id: str, request: PromptRequest) -> RunChannel:
         """Stream `request` in a task of its own; `SessionBusy` if this session already runs here."""
@@ -181,7 +218,10 @@ class RunManager:
         finally:
             self._active.pop(channel.session_id, None)
             self._requests.pop(channel.session_id, None)
+            self._cancelling.discard(channel.session_id)
             channel.finish(result, error)
+            for callback in self._on_finish:
+                callback(channel.session_id)
 
     async def aclose(self) -> None:
         """Let running runs finish for up to `grace` s, then cancel the rest and wait `grace` s more at most.
@@ -189,13 +229,15 @@ class RunManager:
         A cancelled run ends as `cancel()` ends it: its log and its streams end with "run
         cancelled". One that ignores that is cancelled the hard way and left behind.
         """
+        for callback in self._on_close:
+            callback()
         if not self._tasks:
             return
         _, pending = await asyncio.wait(set(self._tasks), timeout=self._grace)
         if not pending:
             return
-        for request in list(self._requests.values()):
-            request.cancel()
+        for session_id in list(self._requests):
+            self.cancel(session_id)
         _, stuck = await asyncio.wait(pending, timeout=self._grace)
         for task in stuck:
             logger.warning("%s did not stop when cancelled; the server stops without it", task.get_name())

@@ -17,6 +17,7 @@ from hookline._ids import SESSION_ID_PATTERN, session_id_problem
 __all__ = [
     "MAX_SEQ",
     "SESSION_ID_PATTERN",
+    "CancelAccepted",
     "CreateSession",
     "ErrorBody",
     "Health",
@@ -107,3 +108,12 @@ class Health(BaseModel):
     """Always "ok" when the process serves requests."""
     version: str
     """The hookline version."""
+
+
+class CancelAccepted(BaseModel):
+    """The answer of `POST /v1/sessions/{id}/cancel` (202): the run is being cancelled."""
+
+    session_id: str
+    """The session whose run is being cancelled."""
+    status: Literal["cancelling"] = "cancelling"
+    """Always "cancelling": the run stops within moments, with `stop_reason == "cancelled"`."""

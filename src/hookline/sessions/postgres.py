@@ -32,6 +32,13 @@ cancelled write, or one connection's failure, would then cost the run its lock, 
 run's writes would be serialised on one connection; the fence costs no extra round trip
 per append (one condition on a row it already updates) and one statement per run.
 
+Notifications. Every append announces itself on the `hookline_events` channel
+(`pg_notify` inside its transaction, so PostgreSQL sends it at commit, and never for an
+append that rolled back), with `"<last seq>:<session id>"` as payload: servers LISTEN to
+follow runs of other processes (`hookline.sessions._notify`). A notification is only a
+hint to read the log again, so one lost costs latency, never an event. `run_active` tells
+whether a run holds a session, from `pg_locks`, without taking the lock.
+
 Each event loop gets its own pool, closed when that loop ends (`asyncio.run` or the
 `run_sync` runner shutting down), so a script that never calls `aclose()` still exits at
 once and cleanly. Error messages name the database as `host:port/db`, never with its user
@@ -83,10 +90,13 @@ from hookline.sessions._codec import (
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.types import View
 
-__all__ = ["PostgresSessionStore"]
+__all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
 
 DATABASE_URL_ENV = "HOOKLINE_DATABASE_URL"
 """The environment variable a DSN is read from when none is given."""
+
+EVENTS_CHANNEL = "hookline_events"
+"""The NOTIFY channel every append signals at its commit, with the payload `"<last seq>:<session id>"`."""
 
 _SETTINGS = {"timezone": "UTC", "application_name": "hookline"}
 _MIGRATION_LOCK = (0x686F6F6B, 1)  # two-int advisory key ("hook", 1): apart from run locks
@@ -109,8 +119,21 @@ _APPEND_HEAD = f"""
     WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3, {_STAMP.format(5)}
                WHERE id = $1 {_FENCED.format(5)} RETURNING last_seq),
          p AS (DELETE FROM hookline_pending WHERE session_id = $1 AND author = ANY($4::text[])
-               RETURNING {_PENDING_JSON} AS j)
-    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true"""
+               RETURNING {_PENDING_JSON} AS j)"""
+# With `n`, the append announces itself: PostgreSQL sends the notification when (and only
+# when) the transaction commits, and sends none when the fence let nothing through.
+_APPEND_HEAD_NOTIFY = (
+    _APPEND_HEAD + f",\n         n AS (SELECT pg_notify('{EVENTS_CHANNEL}', s.last_seq::text || ':' || $1) FROM s)"
+    "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true CROSS JOIN n"
+)
+_APPEND_HEAD += "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true"
+_EVENTS_AFTER = f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 AND seq > $2 ORDER BY seq"
+_NOTIFY_MAX_ID = 7_900  # bytes: a NOTIFY payload must stay under 8000; longer ids are not announced
+# A run lock is held: the advisory lock of `run_lock` (one bigint key, split in two oids), granted.
+_LOCK_HELD = """
+    SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND classid = $1::bigint::oid AND objid = $2::bigint::oid)"""
 _TOUCH = (
     f"UPDATE hookline_sessions SET updated_at = $2, {_STAMP.format(3)} WHERE id = $1 {_FENCED.format(3)} RETURNING id"
 )
@@ -400,8 +423,9 @@ class PostgresSessionStore(SessionStore):
         authors = sorted({e.author for e in checked})
         now = utcnow()
         fence = self._fence(session_id)
+        head_sql = _APPEND_HEAD_NOTIFY if len(session_id.encode("utf-8", "replace")) <= _NOTIFY_MAX_ID else _APPEND_HEAD
         async with self._transaction() as conn:
-            head = await conn.fetch(_APPEND_HEAD, session_id, len(checked), now, authors, fence)
+            head = await conn.fetch(head_sql, session_id, len(checked), now, authors, fence)
             if not head:
                 await self._refused(conn, session_id)
             pending = {e.author: e for e in decode_rows(r[1:] for r in head if r[1])}
@@ -482,6 +506,29 @@ class PostgresSessionStore(SessionStore):
                     _FENCES.reset(token)
         finally:
             await _close_connection(conn)  # releases the lock
+
+    async def run_active(self, session_id: str) -> bool:
+        """Tell whether a run holds `session_id` now, in any process sharing the database.
+
+        It reads `pg_locks` and takes no lock, so asking never makes a run starting at the
+        same moment busy (a probe with `pg_try_advisory_lock` would, for its instant).
+        """
+        key = _lock_key(session_id) & 0xFFFF_FFFF_FFFF_FFFF
+        pool = await self._ensure_pool()
+        with self._errors():
+            return bool(await pool.fetchval(_LOCK_HELD, key >> 32, key & 0xFFFF_FFFF))
+
+    async def events_after(self, session_id: str, after_seq: int) -> list[Event]:
+        """Return the stored events of every kind above `after_seq`, in one statement (no partial ones).
+
+        What a follower reads on each notification: one round trip, where `events` takes
+        five (a transaction, the session's existence, its pending parts). A missing session
+        reads as no events.
+        """
+        pool = await self._ensure_pool()
+        with self._errors():
+            rows = await pool.fetch(_EVENTS_AFTER, session_id, after_seq)
+        return decode_rows(rows)
 
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Return the sessions of `app` and `user` (None: any), newest first, without their events."""

@@ -343,6 +343,8 @@ function scrollToEnd() {
 function setBusy(busy) {
   page.busy = busy;
   $("send").disabled = busy;
+  $("stop").hidden = !busy;
+  $("stop").disabled = false;
   const label = $("run-state");
   label.textContent = busy ? "Running..." : "Ready";
   label.classList.toggle("busy", busy);
@@ -351,6 +353,27 @@ function setBusy(busy) {
 function showTokenPanel() {
   $("token-panel").hidden = false;
   $("token-input").focus();
+}
+
+// Ask the server to cancel the session's run (wherever it runs); its stream then ends with
+// "run cancelled". A 404 means it had already ended: nothing to say.
+async function stop() {
+  if (!page.busy || !page.sessionId) return;
+  $("stop").disabled = true;
+  $("run-state").textContent = "Stopping...";
+  const headers = page.token ? { Authorization: `Bearer ${page.token}` } : {};
+  try {
+    const response = await fetch(`/v1/sessions/${encodeURIComponent(page.sessionId)}/cancel`, { method: "POST", headers });
+    if (!response.ok && response.status !== 404) {
+      let message = `${response.status} ${response.statusText}`;
+      try { message = (await response.json()).message || message; } catch { /* not JSON */ }
+      showError(`could not stop the run: ${message}`);
+      $("stop").disabled = false;
+    }
+  } catch (error) {
+    showError(`could not stop the run: ${error.message}`);
+    $("stop").disabled = false;
+  }
 }
 
 // ---- wiring -----------------------------------------------------------------------------
@@ -373,6 +396,10 @@ document.addEventListener("DOMContentLoaded", () => {
       event.preventDefault();
       send();
     }
+  });
+  $("stop").addEventListener("click", stop);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && page.busy) stop();
   });
   $("new-session").addEventListener("click", createSession);
   $("toggle-sessions").addEventListener("click", () => {
