@@ -71,6 +71,7 @@ from hookline.errors import (
 )
 from hookline.events import Event
 from hookline.sessions import Session, SessionStore
+from hookline.sessions import _postgres_sql as sql
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -80,7 +81,6 @@ from hookline.sessions._codec import (
     decode_session,
     encode_event,
     encode_state,
-    event_json_sql,
     merge_pending,
     new_id,
     poll_lock,
@@ -95,62 +95,12 @@ __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
 DATABASE_URL_ENV = "HOOKLINE_DATABASE_URL"
 """The environment variable a DSN is read from when none is given."""
 
-EVENTS_CHANNEL = "hookline_events"
+EVENTS_CHANNEL = sql.EVENTS_CHANNEL
 """The NOTIFY channel every append signals at its commit, with the payload `"<last seq>:<session id>"`."""
 
 _SETTINGS = {"timezone": "UTC", "application_name": "hookline"}
 _MIGRATION_LOCK = (0x686F6F6B, 1)  # two-int advisory key ("hook", 1): apart from run locks
 _CLOSE_TIMEOUT = 2.0
-_QUOTE = "coalesce(to_json({})::text, 'null')"
-_EVENT_JSON = event_json_sql(quote=_QUOTE, raw="{}::text", partial=False)
-_PENDING_JSON = event_json_sql(quote=_QUOTE, raw="{}::text", partial=True)
-_SESSION_COLUMNS = "id, app, user_id, state, created_at, updated_at"
-_INSERT_SESSION = (
-    f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}, lock_epoch) VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 0))"
-)
-_INSERT_EVENT = (
-    "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-)
-# A write under a run lock passes its epoch as $fence; one without passes NULL (unfenced).
-_FENCED = "AND (${0}::bigint IS NULL OR lock_epoch <= ${0}::bigint)"
-_STAMP = "lock_epoch = greatest(lock_epoch, ${0}::bigint)"
-_APPEND_HEAD = f"""
-    WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3, {_STAMP.format(5)}
-               WHERE id = $1 {_FENCED.format(5)} RETURNING last_seq),
-         p AS (DELETE FROM hookline_pending WHERE session_id = $1 AND author = ANY($4::text[])
-               RETURNING {_PENDING_JSON} AS j)"""
-# With `n`, the append announces itself: PostgreSQL sends the notification when (and only
-# when) the transaction commits, and sends none when the fence let nothing through.
-_APPEND_HEAD_NOTIFY = (
-    _APPEND_HEAD + f",\n         n AS (SELECT pg_notify('{EVENTS_CHANNEL}', s.last_seq::text || ':' || $1) FROM s)"
-    "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true CROSS JOIN n"
-)
-_APPEND_HEAD += "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true"
-_EVENTS_AFTER = f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 AND seq > $2 ORDER BY seq"
-_NOTIFY_MAX_ID = 7_900  # bytes: a NOTIFY payload must stay under 8000; longer ids are not announced
-# A run lock is held: the advisory lock of `run_lock` (one bigint key, split in two oids), granted.
-_LOCK_HELD = """
-    SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                   AND classid = $1::bigint::oid AND objid = $2::bigint::oid)"""
-_TOUCH = (
-    f"UPDATE hookline_sessions SET updated_at = $2, {_STAMP.format(3)} WHERE id = $1 {_FENCED.format(3)} RETURNING id"
-)
-_SET_STATE = (
-    f"UPDATE hookline_sessions SET state = $2, updated_at = $3, {_STAMP.format(4)}"
-    f" WHERE id = $1 {_FENCED.format(4)} RETURNING id"
-)
-_SAVE_PENDING = """
-    INSERT INTO hookline_pending (session_id, author, id, kind, role, source, created_at, parts, metadata)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-    ON CONFLICT (session_id, author) DO UPDATE SET kind = EXCLUDED.kind, role = EXCLUDED.role,
-        source = EXCLUDED.source, parts = EXCLUDED.parts, metadata = EXCLUDED.metadata"""
-# A new holder's stamp: waits for the row lock of any write in flight, then fences it out.
-_CLAIM = """
-    WITH e AS (SELECT nextval('hookline_lock_epochs') AS epoch),
-         s AS (UPDATE hookline_sessions SET lock_epoch = (SELECT epoch FROM e) WHERE id = $1)
-    SELECT epoch FROM e"""
 _LOST = "this run lost its run lock (its connection dropped, or a newer run took the session); nothing was written"
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 _CANNOT_STORE = "PostgreSQL cannot store this text (ids, names and authors may not hold NUL (\\x00) or lone surrogates)"
@@ -379,7 +329,7 @@ class PostgresSessionStore(SessionStore):
         row = (session.id, app, user, encode_state(session.state), session.created_at, session.created_at)
         async with self._transaction() as conn:
             try:
-                await conn.execute(_INSERT_SESSION, *row, self._fence(session.id))
+                await conn.execute(sql.INSERT_SESSION, *row, self._fence(session.id))
             except asyncpg.UniqueViolationError as exc:
                 raise SessionExists(session.id) from exc
         return session
@@ -388,7 +338,7 @@ class PostgresSessionStore(SessionStore):
         """Return the session with its events in the `ui` view (none when `with_events` is false)."""
         async with self._transaction(read_only=True) as conn:
             row = await conn.fetchrow(
-                f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions"
+                f"SELECT {sql.SESSION_COLUMNS} FROM hookline_sessions"
                 " WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)",
                 session_id,
                 user,
@@ -423,7 +373,8 @@ class PostgresSessionStore(SessionStore):
         authors = sorted({e.author for e in checked})
         now = utcnow()
         fence = self._fence(session_id)
-        head_sql = _APPEND_HEAD_NOTIFY if len(session_id.encode("utf-8", "replace")) <= _NOTIFY_MAX_ID else _APPEND_HEAD
+        announced = len(session_id.encode("utf-8", "replace")) <= sql.NOTIFY_MAX_ID
+        head_sql = sql.APPEND_HEAD_NOTIFY if announced else sql.APPEND_HEAD
         async with self._transaction() as conn:
             head = await conn.fetch(head_sql, session_id, len(checked), now, authors, fence)
             if not head:
@@ -435,7 +386,7 @@ class PostgresSessionStore(SessionStore):
                 for seq, e in enumerate(checked, start=first)
             ]
             try:
-                await conn.executemany(_INSERT_EVENT, [encode_event(e) for e in stored])
+                await conn.executemany(sql.INSERT_EVENT, [encode_event(e) for e in stored])
             except asyncpg.UniqueViolationError as exc:
                 raise SessionBusy(session_id, "another writer took the same seq") from exc
         return stored
@@ -447,10 +398,10 @@ class PostgresSessionStore(SessionStore):
         fence = self._fence(session_id)
         async with self._transaction() as conn:
             # Locking the session row first orders this after any append or prepare in flight.
-            if await conn.fetchval(_TOUCH, session_id, now, fence) is None:
+            if await conn.fetchval(sql.TOUCH, session_id, now, fence) is None:
                 await self._refused(conn, session_id)
             current = await conn.fetchval(
-                f"SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 AND author = $2",
+                f"SELECT {sql.PENDING_JSON} FROM hookline_pending WHERE session_id = $1 AND author = $2",
                 session_id,
                 event.author,
             )
@@ -458,7 +409,8 @@ class PostgresSessionStore(SessionStore):
             partial = accumulate(before[0], event, session_id=session_id, now=now)
             r = encode_event(partial)
             await conn.execute(
-                _SAVE_PENDING, r.session_id, r.author, r.id, r.kind, r.role, r.source, r.created_at, r.parts, r.metadata
+                sql.SAVE_PENDING,
+                *(r.session_id, r.author, r.id, r.kind, r.role, r.source, r.created_at, r.parts, r.metadata),
             )
         return partial
 
@@ -474,7 +426,7 @@ class PostgresSessionStore(SessionStore):
         encoded = encode_state(state)
         fence = self._fence(session_id)
         async with self._transaction() as conn:
-            if await conn.fetchval(_SET_STATE, session_id, encoded, utcnow(), fence) is None:
+            if await conn.fetchval(sql.SET_STATE, session_id, encoded, utcnow(), fence) is None:
                 await self._refused(conn, session_id)
 
     @asynccontextmanager
@@ -497,7 +449,7 @@ class PostgresSessionStore(SessionStore):
 
             await poll_lock(take, session_id=session_id, timeout=timeout)
             with self._errors():
-                epoch = int(await conn.fetchval(_CLAIM, session_id))
+                epoch = int(await conn.fetchval(sql.CLAIM, session_id))
             token = _FENCES.set(MappingProxyType({**_FENCES.get(), (self._dsn, session_id): _Fence(epoch, conn)}))
             try:
                 yield
@@ -516,7 +468,7 @@ class PostgresSessionStore(SessionStore):
         key = _lock_key(session_id) & 0xFFFF_FFFF_FFFF_FFFF
         pool = await self._ensure_pool()
         with self._errors():
-            return bool(await pool.fetchval(_LOCK_HELD, key >> 32, key & 0xFFFF_FFFF))
+            return bool(await pool.fetchval(sql.LOCK_HELD, key >> 32, key & 0xFFFF_FFFF))
 
     async def events_after(self, session_id: str, after_seq: int) -> list[Event]:
         """Return the stored events of every kind above `after_seq`, in one statement (no partial ones).
@@ -527,14 +479,14 @@ class PostgresSessionStore(SessionStore):
         """
         pool = await self._ensure_pool()
         with self._errors():
-            rows = await pool.fetch(_EVENTS_AFTER, session_id, after_seq)
+            rows = await pool.fetch(sql.EVENTS_AFTER, session_id, after_seq)
         return decode_rows(rows)
 
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
         async with self._transaction(read_only=True) as conn:
             rows = await conn.fetch(
-                f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE ($1::text IS NULL OR app = $1)"
+                f"SELECT {sql.SESSION_COLUMNS} FROM hookline_sessions WHERE ($1::text IS NULL OR app = $1)"
                 ' AND ($2::text IS NULL OR user_id = $2) ORDER BY created_at DESC, id COLLATE "C" DESC',
                 app,
                 user,
@@ -556,21 +508,18 @@ async def _exists(conn: Any, session_id: str, user: str | None) -> bool:
 
 
 async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -> list[Event]:
-    kinds = _VIEW_KINDS[check_view(view)]
+    kinds = sql.VIEW_KINDS[check_view(view)]
     rows = await conn.fetch(
-        f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2 ORDER BY seq",
+        f"SELECT {sql.EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2 ORDER BY seq",
         session_id,
         after_seq,
     )
     if view != "prompt":
         rows += await conn.fetch(
-            f'SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"',
+            f'SELECT {sql.PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"',
             session_id,
         )
     return decode_rows(rows)
-
-
-_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
 
 
 async def _close_pool(pool: Any) -> None:
