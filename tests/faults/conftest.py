@@ -7,6 +7,7 @@ at the end; a missing server fails the tests instead of skipping them (`postgres
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,3 +19,17 @@ def postgres_dsn() -> Iterator[str]:
     """The DSN of a fresh database, dropped when the test session ends."""
     with fresh_database("hookline_faults") as url:
         yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store a test runs on; every such test runs on both."""
+    return str(request.param)
+
+
+@pytest.fixture
+def target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where the backend keeps its data: a SQLite file, or a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        return str(tmp_path / "sessions.db")
+    return str(request.getfixturevalue("postgres_dsn"))

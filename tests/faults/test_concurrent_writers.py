@@ -34,18 +34,6 @@ PROCESSES, THREADS = 3, 3
 PROMPTS = 16 if LONG else 4  # per thread
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    if backend == "sqlite":
-        return str(tmp_path / "writers.db")
-    return str(request.getfixturevalue("postgres_dsn"))
-
-
 def run_workers(backend: str, target: str, tmp_path: Path, wait: float) -> tuple[str, list[dict[str, str]]]:
     """Start the workers together; return the shared session's id and every run's outcome."""
     run = uuid.uuid4().hex[:6]

@@ -95,18 +95,6 @@ def _has(trial: Trial, kind: str) -> bool:
     return any(p.startswith(f"{kind}: ") for p in trial.problems)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    if backend == "sqlite":
-        return str(tmp_path / "kill.db")
-    return str(request.getfixturevalue("postgres_dsn"))
-
-
 def open_store(backend: str, target: str) -> SessionStore:
     return SQLiteSessionStore(target) if backend == "sqlite" else PostgresSessionStore(target)
 

@@ -9,12 +9,11 @@ nothing on stderr, ResourceWarnings shown (they used to report the connections l
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 
 import pytest
 
+from exiting import run_until_exit
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
 
 CEILING = 60.0  # the whole child on a loaded machine; a hang is caught by it
@@ -84,21 +83,8 @@ def test_a_script_that_never_closes_its_model_exits_quietly(
     command = [sys.executable, "-W", "always::ResourceWarning", "-c", code, openai_server.base_url]
     command.append(anthropic_server.base_url)
 
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            assert process.stdout is not None
-            last_line = process.stdout.readline()  # returns when the child prints its last line
-            finished = time.monotonic()
-            try:
-                process.wait(timeout=CEILING)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"the {style} child printed {last_line!r} and then did not exit in {CEILING:g} s")
-            exit_seconds = time.monotonic() - finished
-            stderr = process.stderr.read() if process.stderr else ""
-        finally:
-            process.kill()
-
-    assert process.returncode == 0, stderr
-    assert last_line == "done\n", stderr
-    assert stderr == ""
-    assert exit_seconds < EXIT_LIMIT
+    ending = run_until_exit(command, ceiling=CEILING, what=f"the {style} child")
+    assert ending.returncode == 0, ending.stderr
+    assert ending.last_line == "done\n", ending.stderr
+    assert ending.stderr == ""
+    assert ending.exit_seconds < EXIT_LIMIT

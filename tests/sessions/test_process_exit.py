@@ -9,14 +9,13 @@ and leave a complete log behind.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
+from exiting import run_until_exit
 from hookline.conversation import conversation_problem
 from hookline.events import Event
 from hookline.sessions import SQLiteSessionStore
@@ -91,22 +90,10 @@ def run_script(tmp_path: Path, name: str) -> tuple[float, str]:
     script = tmp_path / f"{name}.py"
     script.write_text(textwrap.dedent(SCRIPTS[name]) + '\nprint("done", flush=True)\n')
     db = tmp_path / "sessions.db"
-    command = [sys.executable, str(script), str(db)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            assert process.stdout is not None
-            last_line = process.stdout.readline()  # returns when the script prints its last line
-            finished = time.monotonic()
-            try:
-                process.wait(timeout=CEILING)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"the {name} script printed {last_line!r} and then did not exit in {CEILING:g} s")
-            exit_seconds = time.monotonic() - finished
-            stderr = process.stderr.read() if process.stderr else ""
-        finally:
-            process.kill()
-    assert process.returncode == 0, stderr
-    assert last_line == "done\n", stderr
+    ending = run_until_exit([sys.executable, str(script), str(db)], ceiling=CEILING, what=f"the {name} script")
+    assert ending.returncode == 0, ending.stderr
+    assert ending.last_line == "done\n", ending.stderr
+    exit_seconds, stderr = ending.exit_seconds, ending.stderr
     print(f"{name}: exited {exit_seconds * 1000:.0f} ms after its last line")
     return exit_seconds, stderr
 
