@@ -45,6 +45,13 @@ async def statuses(store: SessionStore, session_id: str) -> list[str]:
     return [e.text for e in await store.events(session_id, view="ui") if e.kind == "status"]
 
 
+@hook
+def pause(state: State) -> None:
+    """Pause every call for approval."""
+    for pending in state.tool_calls:
+        state.interrupt(pending.id, "approve first")
+
+
 # -- death while the model answered ------------------------------------------------------------
 
 
@@ -322,11 +329,6 @@ def test_cancel_from_another_thread_stops_run_sync() -> None:
 
 
 async def test_resume_refuses_approvals_for_calls_the_session_never_made() -> None:
-    @hook
-    def pause(state: State) -> None:
-        for pending in state.tool_calls:
-            state.interrupt(pending.id, "approve first")
-
     store = InMemorySessionStore()
     script = Script(calls(call("c1", "add", a=1, b=2)), answer("3"))
     agent = Agent(model=script.model, tools=[add], session_store=store, hooks={"before_tool": [pause]})
@@ -358,11 +360,6 @@ async def test_a_new_prompt_after_an_empty_resume_says_a_started_call_may_have_r
 
 
 async def test_resume_without_a_user_finds_the_session_by_id() -> None:
-    @hook
-    def pause(state: State) -> None:
-        for pending in state.tool_calls:
-            state.interrupt(pending.id)
-
     store = InMemorySessionStore()
     script = Script(calls(call("c1", "add", a=1, b=2)), answer("3"))
     agent = Agent(model=script.model, tools=[add], session_store=store, hooks={"before_tool": [pause]})
@@ -418,11 +415,6 @@ async def test_resuming_a_completed_run_records_nothing() -> None:
 
 
 async def test_a_resumed_run_numbers_its_turns_on() -> None:
-    @hook
-    def pause(state: State) -> None:
-        for pending in state.tool_calls:
-            state.interrupt(pending.id)
-
     store = InMemorySessionStore()
     script = Script(calls(call("c1", "add", a=1, b=2)), answer("3"))
     agent = Agent(model=script.model, tools=[add], session_store=store, hooks={"before_tool": [pause]})
