@@ -24,9 +24,9 @@ Reported per N:
   (markers aside) once, in order, and its stream ended.
 
 The client is bare asyncio HTTP/1.1 in this process, so that its cost stays small next
-to the servers'; it shares the machine with them and with PostgreSQL. Each run in flight
-holds a PostgreSQL connection (its run lock) beside each process's pool (up to 10) and
-listener: keep `--concurrency` + 11 N under the server's `max_connections`.
+to the servers'; it shares the machine with them and with PostgreSQL. Each process holds
+its pool (up to 10 connections), one connection for all its run locks and one listener:
+keep 12 N (plus the checker's one) under the server's `max_connections`.
 Results and their reading: RESULTS.md beside this file, and docs/scaling.md.
 """
 

@@ -7,9 +7,10 @@ stays gap-free and unique across any number of processes (a rolled-back append g
 numbers back); appends to different sessions do not wait for each other.
 
 `run_lock` takes a session-level advisory lock (`pg_try_advisory_lock`, polled until the
-timeout) on a connection of its own, held for the whole run and closed at its end. If the
-process dies, PostgreSQL drops the connection and the lock with it. The connection is not
-taken from the pool, so runs holding locks can never starve appends of connections.
+timeout), held for the whole run and released at its end, on the one connection that holds
+the run locks of the event loop (`_postgres_locks.py`). If the process dies, PostgreSQL drops
+the connection and the locks with it. That connection is not taken from the pool, so runs
+holding locks can never starve appends of connections.
 
 Fencing. Because the run's writes go through pool connections, the lock alone does not
 order them: a process killed while its commit is in flight loses its lock at once, yet
@@ -88,6 +89,7 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
+from hookline.sessions._postgres_locks import RunLocks
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
@@ -124,13 +126,14 @@ _FENCES: ContextVar[Mapping[tuple[str, str], _Fence]] = ContextVar("hookline_fen
 
 
 class _LoopPool:
-    """One event loop's pool, and the async generator that closes it when that loop ends."""
+    """One event loop's pool and run locks, and the async generator that closes them when that loop ends."""
 
-    __slots__ = ("closer", "lock", "pool")
+    __slots__ = ("closer", "lock", "pool", "run_locks")
 
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.pool: Any = None
+        self.run_locks: RunLocks | None = None
         self.closer: AsyncGenerator[None, None] | None = None
 
 
@@ -237,7 +240,12 @@ class PostgresSessionStore(SessionStore):
                 closer = self._close_at_loop_end(loop, slot)
                 await anext(closer)  # started: the loop now closes it as it shuts down
                 slot.pool, slot.closer = pool, closer
+                slot.run_locks = RunLocks(self._connect, _close_connection)
         return slot.pool
+
+    async def _connect(self) -> Any:
+        with self._errors():
+            return await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
 
     async def _open_pool(self) -> Any:
         min_size, max_size = self._sizes
@@ -262,6 +270,9 @@ class PostgresSessionStore(SessionStore):
                 if self._loops.get(loop) is slot:
                     del self._loops[loop]
             pool, slot.pool = slot.pool, None
+            run_locks, slot.run_locks = slot.run_locks, None
+            if run_locks is not None:
+                await run_locks.aclose()
             if pool is not None:
                 await _close_pool(pool)
 
@@ -438,26 +449,29 @@ class PostgresSessionStore(SessionStore):
         run has taken the session over, they raise `SessionBusy` and write nothing.
         """
         key = _lock_key(session_id)
-        await self._ensure_pool()  # the schema, fence included, exists
-        with self._errors():
-            conn = await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
-        try:
+        pool = await self._ensure_pool()  # the schema, fence included, exists
+        run_locks = self._loops[asyncio.get_running_loop()].run_locks
+        assert run_locks is not None  # set with the pool
+        holder: Any = None
 
-            async def take() -> bool:
-                with self._errors():
-                    return bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", key))
-
-            await poll_lock(take, session_id=session_id, timeout=timeout)
+        async def take() -> bool:
+            nonlocal holder
             with self._errors():
-                epoch = int(await conn.fetchval(sql.CLAIM, session_id))
-            token = _FENCES.set(MappingProxyType({**_FENCES.get(), (self._dsn, session_id): _Fence(epoch, conn)}))
+                holder = await run_locks.take(key)
+            return holder is not None
+
+        await poll_lock(take, session_id=session_id, timeout=timeout)
+        try:
+            with self._errors():
+                epoch = int(await pool.fetchval(sql.CLAIM, session_id))
+            token = _FENCES.set(MappingProxyType({**_FENCES.get(), (self._dsn, session_id): _Fence(epoch, holder)}))
             try:
                 yield
             finally:
                 with suppress(ValueError):  # exited in another context than entered: nothing to undo
                     _FENCES.reset(token)
         finally:
-            await _close_connection(conn)  # releases the lock
+            await run_locks.release(key, holder)
 
     async def run_active(self, session_id: str) -> bool:
         """Tell whether a run holds `session_id` now, in any process sharing the database.
