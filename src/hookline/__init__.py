@@ -7,6 +7,7 @@ from hookline import Agent, tool, hook, State, HookPoint, RunResult
 ```
 """
 
+from hookline._version import __version__ as __version__
 from hookline.agent import Agent, PromptRequest
 from hookline.errors import (
     ConfigError,
@@ -19,7 +20,8 @@ from hookline.errors import (
     ToolError,
 )
 from hookline.events import Event, StatusOptions
-from hookline.hooks import Hook, HookPoint, hook
+from hookline.hook_points import HookPoint
+from hookline.hooks import Hook, hook
 from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart
 from hookline.result import Interruption, RunResult
 from hookline.state import State
@@ -57,5 +59,3 @@ __all__ = [
     "tool",
     "uninstrument",
 ]
-
-__version__ = "0.1.0"

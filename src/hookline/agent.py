@@ -18,30 +18,28 @@ import threading
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
+from hookline.agent_spec import Instructions
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
-from hookline.hooks import BoundHook, HookPoint, call_optional, normalize_hooks
+from hookline.hook_points import HookPoint
+from hookline.hooks import BoundHook, call_optional, normalize_hooks
 from hookline.loop import Run, SessionTarget
 from hookline.messages import Message, TextPart
 from hookline.models import Model, ToolSpec, resolve_model
 from hookline.result import Interruption, RunResult
 from hookline.sessions import SessionStore
+from hookline.state import State
 from hookline.tools import Tool, ToolFunction, as_tool, to_content
 from hookline.toolsets import ToolIndex
 from hookline.toolsets import Toolset as ToolProvider
 
-if TYPE_CHECKING:
-    from hookline.state import State
+__all__ = ["Agent", "Instructions", "Interruption", "PromptRequest", "RunResult", "default_model_spec"]
 
-__all__ = ["Agent", "Interruption", "PromptRequest", "RunResult", "default_model_spec"]  # results re-exported
-
-Instructions = str | Callable[["State"], str] | None
-"""A system prompt, or a function of the state returning one (called before every model call)."""
-Toolset = Sequence[Tool | ToolFunction | ToolProvider] | Callable[["State"], Sequence[Tool | ToolFunction]] | None
+Toolset = Sequence[Tool | ToolFunction | ToolProvider] | Callable[[State], Sequence[Tool | ToolFunction]] | None
 """Tools and toolsets (e.g. `MCPToolset`), or a function of the state picking tools (called before every model call)."""
 
 
@@ -131,7 +129,7 @@ class Agent:
     def session_store(self) -> SessionStore:
         """The default session store (an in-memory one unless one was given)."""
         if self._session_store is None:
-            from hookline.sessions.memory import InMemorySessionStore
+            from hookline.sessions import InMemorySessionStore
 
             self._session_store = InMemorySessionStore()
         return self._session_store

@@ -1,4 +1,4 @@
-"""Hook points and hooks: user code that steps into the loop.
+"""Hooks: user code that steps into the loop at the hook points (`HookPoint`).
 
 A hook is anything with `run(state)`; it may also have `run_async(state)`,
 `warm_up()`/`warm_up_async()` and `close()`/`close_async()`. `@hook` turns a plain or
@@ -12,34 +12,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from hookline.errors import ConfigError
-
-if TYPE_CHECKING:
-    from hookline.state import State
+from hookline.hook_points import HookPoint
+from hookline.state import State
 
 __all__ = ["BoundHook", "FunctionHook", "Hook", "HookPoint", "hook", "normalize_hooks"]
-
-
-class HookPoint(StrEnum):
-    """The named places in the loop where hooks run."""
-
-    BEFORE_RUN = "before_run"
-    """Once, before the first model call; the prompt is already in `state.messages`."""
-    BEFORE_LLM = "before_llm"
-    """Before every model call; `state.messages` is what the model will see."""
-    AFTER_LLM = "after_llm"
-    """After every model call; `state.response` is the answer, which may be edited."""
-    BEFORE_TOOL = "before_tool"
-    """Once per model turn with tool calls; `state.tool_calls` are the pending calls."""
-    AFTER_TOOL = "after_tool"
-    """Once per call run; `state.tool_call` and `state.tool_result` (replaceable)."""
-    ON_EXIT = "on_exit"
-    """The model answered without tool calls and the run is about to stop; it may go on."""
-    AFTER_RUN = "after_run"
-    """The run has stopped, whatever the reason: for memories, metrics, cleanup."""
 
 
 _POINTS = ", ".join(p.value for p in HookPoint)

@@ -3,7 +3,9 @@
 `Run.execute()` is the table of contents: begin (load the session, record the prompt,
 `before_run`), then one step per model turn until something stops the run, then end
 (`after_run`, save). Each step is a short method below it, in the order it happens.
-Decisions hooks record on `State` are applied right after their point's hooks have run.
+What hooks decide through `State` waits in the run's `TurnBuffer` and is applied right after
+their point's hooks have run. The loop sees its agent through `AgentSpec`, since `Agent`
+imports this module.
 
 Whatever ends a run (an answer, a hook, an error, a cancellation), `_end` leaves the log
 valid: every tool call it recorded is answered, and the last status says how the run ended.
@@ -18,30 +20,30 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from hookline import tracing as _tracing
+from hookline.agent_spec import AgentSpec
 from hookline.conversation import conversation_problem, open_calls, response_problem, user_actions_as_text
+from hookline.decision import Decision
 from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, SessionExists, SessionNotFound
 from hookline.events import Event
-from hookline.hooks import HookPoint
+from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
-from hookline.models import ModelRequest, ModelResponse, ResponseDone, TextDelta
+from hookline.models.base import ModelRequest, ModelResponse, ResponseDone, TextDelta
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
 from hookline.resume import DIED_REASON, held_messages, plan_resume, started_calls
 from hookline.sessions._codec import encode_state
-from hookline.state import Decision, State
+from hookline.sessions.base import SessionStore
+from hookline.state import State
 from hookline.status import describe_answer, describe_call, describe_result
 from hookline.tool_runner import ToolRunner
 from hookline.tools import Tool, error_result
+from hookline.turn_buffer import TurnBuffer
 from hookline.types import StatusSource, StopReason
-
-if TYPE_CHECKING:
-    from hookline.agent import Agent
-    from hookline.sessions import SessionStore
 
 __all__ = ["Run", "SessionTarget"]
 
@@ -63,11 +65,11 @@ class SessionTarget:
 
 
 class Run:
-    """One run of an agent: owns the live `State`, writes events through a `Recorder`."""
+    """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
     def __init__(
         self,
-        agent: Agent,
+        agent: AgentSpec,
         prompt: Message | None,
         *,
         history: list[Message] | None = None,
@@ -84,7 +86,9 @@ class Run:
         self.approvals = approvals
         store = session.store if session else None
         self.recorder = Recorder(store, session.session_id if session else None, queue)
-        self.state = State(agent, list(history or ()), session_id=session.session_id if session else None)
+        self.buffer = TurnBuffer()
+        self.state = State(agent, list(history or ()), session_id=session.session_id if session else None,
+                           buffer=self.buffer)
         self.new_messages: list[Message] = []
         self.tools: dict[str, Tool] = {}
         self.stop_reason: StopReason | None = None
@@ -323,7 +327,7 @@ class Run:
             await self.recorder.flush()
         response = await self._ask(request)
         state.response = response.to_message()
-        state._hold_injections = True
+        self.buffer.hold()
         state.control.rerun_requested = False
         await self._hooks(HookPoint.AFTER_LLM)
         message, state.response = state.response, None
@@ -380,14 +384,14 @@ class Run:
     # -- one tool turn ---------------------------------------------------------------------
 
     async def _tool_turn(self, calls: list[ToolCallPart], preset: dict[str, Decision] | None = None) -> None:
-        state = self.state
-        state.tool_calls, state._decisions = list(calls), dict(preset or {})
-        state._hold_injections = True
+        state, buffer = self.state, self.buffer
+        state.tool_calls, buffer.decisions = list(calls), dict(preset or {})
+        buffer.hold()
         self._turn_calls, self._ran = calls, {}
         if preset is None:
             await self._hooks(HookPoint.BEFORE_TOOL)
         state.tool_calls = []
-        decisions = state._decisions
+        decisions = buffer.decisions
         if self.stop_reason is not None:
             self._append_results([d.result if d and d.result else error_result(c, _NOT_RUN)
                                   for c, d in ((c, decisions.get(c.id)) for c in calls)])
@@ -423,17 +427,17 @@ class Run:
     async def _after_tools(
         self, calls: list[ToolCallPart], decisions: dict[str, Decision], ran: dict[str, ToolResultPart]
     ) -> list[ToolResultPart]:
-        state, results = self.state, []
+        state, buffer, results = self.state, self.buffer, []
         for call in calls:
             decision = decisions.get(call.id)
             if decision is not None:
                 if decision.result is not None:
                     results.append(decision.result)
                 continue
-            state.tool_call, state._tool_result = call, ran[call.id]
+            state.tool_call, buffer.tool_result = call, ran[call.id]
             await self._hooks(HookPoint.AFTER_TOOL, stop_on_exit=True)
-            results.append(state._tool_result)
-            state.tool_call = state._tool_result = None
+            results.append(buffer.tool_result)
+            state.tool_call = buffer.tool_result = None
         return results
 
     def _record_interruptions(self, calls: list[ToolCallPart], decisions: dict[str, Decision]) -> None:
@@ -445,8 +449,7 @@ class Run:
             self.interruptions.append(item)
             text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
             self._status("agent", text, force=True, interrupted=item.model_dump())
-        held, self.state._held = self.state._held, []
-        for message in held:  # they join the conversation once the paused calls are answered
+        for message in self.buffer.take():  # they join the conversation once the paused calls are answered
             self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))
         self.stop_reason = "interrupted"
@@ -495,7 +498,7 @@ class Run:
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
-        self.state._held.extend(held_messages(self._log_tail))
+        self.buffer.messages.extend(held_messages(self._log_tail))
         await self._tool_turn(pending, preset)
 
     # -- small shared steps ----------------------------------------------------------------
@@ -518,7 +521,7 @@ class Run:
             self._hooks_since_check.append((bound.name, point))
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
-        if not state._hold_injections:
+        if not self.buffer.holding:
             self._release_injections()
 
     def _check_conversation(self, hook_name: str, point: HookPoint) -> None:
@@ -559,10 +562,7 @@ class Run:
                              author=result.name or "tool", call_id=result.call_id)
 
     def _release_injections(self) -> None:
-        state = self.state
-        state._hold_injections = False
-        held, state._held = state._held, []
-        for message in held:
+        for message in self.buffer.release():
             self._append(message, author="hook")
 
     def _status(self, source: StatusSource, text: str | Callable[[], str], *, author: str | None = None,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hookline.conversation import open_calls
+from hookline.decision import Decision
 from hookline.events import Event
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.result import Interruption
-from hookline.state import Decision
 
 __all__ = ["DIED_REASON", "held_messages", "paused_calls", "plan_resume", "started_calls"]
 

@@ -1,24 +1,26 @@
 """`State`: the live run, as every hook sees it, and the decisions hooks record on it.
 
-Hooks change the run only through this object. Flow control (`control`) and per-call
-decisions (`skip_tool`, `deny_tool`, `interrupt`) are recorded here and applied by the loop
-once every hook of the point has run; then the loop checks the conversation.
+Hooks change the run only through this object. Flow control (`control`) is recorded here;
+per-call decisions (`skip_tool`, `deny_tool`, `interrupt`), injected messages and a replaced
+tool result go to the loop's `TurnBuffer`. The loop applies them once every hook of the point
+has run; then it checks the conversation.
+
+`State` sits below `Agent` (the agent imports the loop, which builds the state), so it holds
+the running agent without importing its class, as Starlette's `Request.app` does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
+from typing import Any, SupportsIndex
 
-from hookline.hooks import HookPoint
+from hookline.decision import Decision
+from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.tools import to_content
+from hookline.turn_buffer import TurnBuffer
 from hookline.usage import Usage
 
-if TYPE_CHECKING:
-    from hookline.agent import Agent
-
-__all__ = ["Control", "Decision", "State", "TrackedMessages"]
+__all__ = ["Control", "State", "TrackedMessages"]
 
 
 class TrackedMessages(list[Message]):
@@ -78,15 +80,6 @@ class TrackedMessages(list[Message]):
         super().reverse()
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What a `before_tool` hook decided for one call."""
-
-    action: Literal["skip", "deny", "interrupt"]
-    result: ToolResultPart | None = None
-    reason: str = ""
-
-
 class Control:
     """Flow-control requests from hooks; the loop reads them after each point."""
 
@@ -124,6 +117,9 @@ class Control:
 class State:
     """The live run, passed to every hook.
 
+    The loop builds it and passes its own `TurnBuffer` as `buffer`, where what hooks decide
+    waits to be applied (a state built alone gets a buffer of its own).
+
     Attributes:
         messages: The live conversation the model will see; hooks may edit it.
         data: A dict for the user's own keys, saved with the session.
@@ -133,17 +129,14 @@ class State:
         tool_call: In `after_tool`: the call that ran.
         turn: The 1-based number of the current model call (0 in `before_run`).
         usage: What the run has used so far.
-        agent: The running agent.
+        agent: The running `Agent`.
         session_id: The session's id, or None.
         point: The hook point now running.
     """
 
     __slots__ = (
-        "_decisions",
-        "_held",
-        "_hold_injections",
+        "_buffer",
         "_messages",
-        "_tool_result",
         "agent",
         "control",
         "data",
@@ -158,13 +151,14 @@ class State:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Any,
         messages: list[Message],
         *,
         data: dict[str, Any] | None = None,
         session_id: str | None = None,
+        buffer: TurnBuffer | None = None,
     ) -> None:
-        self.agent = agent
+        self.agent: Any = agent
         self._messages = TrackedMessages(messages)
         self.data: dict[str, Any] = data if data is not None else {}
         self.session_id = session_id
@@ -175,10 +169,7 @@ class State:
         self.response: Message | None = None
         self.tool_calls: list[ToolCallPart] = []
         self.tool_call: ToolCallPart | None = None
-        self._tool_result: ToolResultPart | None = None
-        self._decisions: dict[str, Decision] = {}
-        self._held: list[Message] = []
-        self._hold_injections = False
+        self._buffer = buffer if buffer is not None else TurnBuffer()
 
     @property
     def messages(self) -> TrackedMessages:
@@ -193,17 +184,18 @@ class State:
     @property
     def tool_result(self) -> ToolResultPart | None:
         """In `after_tool`: the call's result. Assign a `ToolResultPart`, or any value as its content."""
-        return self._tool_result
+        return self._buffer.tool_result
 
     @tool_result.setter
     def tool_result(self, value: Any) -> None:
-        if self._tool_result is None or self.tool_call is None:
+        current = self._buffer.tool_result
+        if current is None or self.tool_call is None:
             raise RuntimeError("state.tool_result can only be replaced in after_tool")
         if not isinstance(value, ToolResultPart):
-            value = self._tool_result.model_copy(update={"content": to_content(value)})
+            value = current.model_copy(update={"content": to_content(value)})
         elif value.call_id != self.tool_call.id:
             raise ValueError(f"the new result answers call {value.call_id!r}, not {self.tool_call.id!r}")
-        self._tool_result = value
+        self._buffer.tool_result = value
 
     def inject(self, message: Message) -> None:
         """Add `message` to the conversation at a safe place, and to the run's record.
@@ -215,7 +207,7 @@ class State:
         """
         if not isinstance(message, Message):
             raise TypeError(f"inject() takes a Message, e.g. Message.user('...'), not {type(message).__name__}")
-        self._held.append(message)
+        self._buffer.inject(message)
 
     def skip_tool(self, call_id: str, result: Any) -> None:
         """In `before_tool`: answer the call with `result` without running the tool."""
@@ -226,20 +218,20 @@ class State:
             part = result
         else:
             part = ToolResultPart(call_id=call_id, content=to_content(result), name=call.name)
-        self._decisions[call_id] = Decision("skip", result=part)
+        self._buffer.decisions[call_id] = Decision("skip", result=part)
 
     def deny_tool(self, call_id: str, reason: str = "") -> None:
         """In `before_tool`: refuse the call; the model is told it was denied, and why."""
         call = self._pending_call(call_id, "deny_tool")
         text = f"the call to {call.name} was denied" + (f": {reason}" if reason else "")
-        self._decisions[call_id] = Decision(
+        self._buffer.decisions[call_id] = Decision(
             "deny", result=ToolResultPart(call_id=call_id, content=text, is_error=True, name=call.name), reason=reason
         )
 
     def interrupt(self, call_id: str, reason: str = "") -> None:
         """In `before_tool`: pause the run for human approval of this call (needs a session to resume)."""
         self._pending_call(call_id, "interrupt")
-        self._decisions[call_id] = Decision("interrupt", reason=reason)
+        self._buffer.decisions[call_id] = Decision("interrupt", reason=reason)
 
     def _pending_call(self, call_id: str, method: str) -> ToolCallPart:
         if self.point is not HookPoint.BEFORE_TOOL:

@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hookline.models import ToolSpec
+from hookline.models.base import ToolSpec
 from hookline.types import JSONObject
 
 __all__ = ["build_grammar", "compile_grammar"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from hookline.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hookline.models import Model
+    from hookline.models.base import Model
 
 ModelFactory = Callable[[str], "Model"]
 
@@ -52,7 +52,7 @@ def resolve_model(spec: str | Model) -> Model:
     Raises:
         ConfigError: the string has no `provider:` prefix, or an unknown one.
     """
-    from hookline.models import Model
+    from hookline.models.base import Model
 
     if isinstance(spec, Model):
         return spec

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
 
-from hookline.models import ModelResponse, ModelStreamEvent, ResponseDone, TextDelta
 from hookline.models._errors import ErrorTable, converted, cut_stream, malformed
+from hookline.models.base import ModelResponse, ModelStreamEvent, ResponseDone, TextDelta
 from hookline.retry import RetryPolicy, retried_stream
 
 __all__ = ["Assembler", "SDKStream", "streamed"]

@@ -21,7 +21,6 @@ import httpx2
 
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
-from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.models._clients import LoopClients
 from hookline.models._errors import (
     ErrorTable,
@@ -38,6 +37,7 @@ from hookline.models._errors import (
 )
 from hookline.models._render import new_call_id, parse_arguments, text_blocks
 from hookline.models._streaming import streamed
+from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
 from hookline.usage import Usage

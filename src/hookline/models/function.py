@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 
-from hookline.models import Model, ModelRequest, ModelResponse
+from hookline.models.base import Model, ModelRequest, ModelResponse
 
 __all__ = ["FunctionModel", "ModelFunction"]
 

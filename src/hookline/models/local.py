@@ -42,9 +42,9 @@ from typing import Any, Protocol
 
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
-from hookline.models import Model, ModelRequest, ModelResponse, ToolSpec
 from hookline.models._grammar import build_grammar, compile_grammar
 from hookline.models._render import new_call_id, text_blocks
+from hookline.models.base import Model, ModelRequest, ModelResponse, ToolSpec
 from hookline.types import JSONObject
 from hookline.usage import Usage
 

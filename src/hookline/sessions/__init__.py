@@ -1,151 +1,67 @@
-"""The session-store seam: a durable, ordered event log per session.
+"""The session-store seam and its backends, importable from one place.
 
-`SessionStore` is the whole interface a backend implements. The loop is its only writer
-during a run; hooks and tools act through `State`. Every method is async and nothing
-blocks the event loop.
+The seam (`SessionStore`, `Session`) lives in `hookline.sessions.base` and is imported here
+at once, with the store errors. The backends are loaded on first use (PEP 562
+`__getattr__`): importing hookline opens no database module, and `PostgresSessionStore`
+needs asyncpg (the `postgres` extra) only when it is used.
 """
 
 from __future__ import annotations
 
-import builtins
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
-from datetime import datetime
-from types import TracebackType
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from hookline.errors import InvalidEvent, SessionExists, StoreError
+from hookline.sessions.base import Session, SessionStore
 
-from hookline.events import Event
-from hookline.types import View
+if TYPE_CHECKING:
+    from hookline.sessions.memory import InMemorySessionStore
+    from hookline.sessions.postgres import PostgresSessionStore
+    from hookline.sessions.sqlite import SQLiteSessionStore
 
-__all__ = ["Session", "SessionStore"]
-
-
-class Session(BaseModel):
-    """A session: who owns it, its saved state, and (from `get`) its events."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    """The session's id."""
-    app: str = "default"
-    """The application it belongs to."""
-    user: str = "default"
-    """The user who owns it; other users never see it."""
-    state: dict[str, Any] = Field(default_factory=dict)
-    """The user's own keys (`State.data`), saved with the session."""
-    events: list[Event] = Field(default_factory=list)
-    """The log in the `ui` view (from `get`; empty in `list`)."""
-    created_at: datetime | None = None
-    """When it was created (UTC)."""
-    updated_at: datetime | None = None
-    """When its log or state last changed (UTC)."""
-
-
-class SessionStore(ABC):
-    """Where sessions live. Subclass it to add a backend.
-
-    Semantics every backend keeps (one contract suite tests them all):
-
-    - `append_event` assigns `seq` (1, 2, 3, ... per session, no gaps) inside one
-      transaction and returns the event with `id`, `session_id`, `seq`, `created_at` set.
-    - `prepare_event` accumulates parts per (session, author) durably without starting a
-      turn; `get` and the `ui` view end with one `partial=True` event per author holding
-      them; that author's next `append_event` merges them in (prepared parts first).
-    - `run_lock` gives one run at a time a session, across processes where the backend is
-      shared: a second run waits up to `timeout` seconds, then gets `SessionBusy`.
-    - An unknown id, or one owned by another user when `user` is given, raises
-      `SessionNotFound`.
-    """
-
-    @abstractmethod
-    async def create(
-        self,
-        *,
-        app: str = "default",
-        user: str = "default",
-        session_id: str | None = None,
-        state: dict[str, Any] | None = None,
-    ) -> Session:
-        """Create a session (a new uuid4 hex id when `session_id` is None)."""
-
-    @abstractmethod
-    async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
-        """Return the session with its events in the `ui` view (none when `with_events` is false)."""
-
-    @abstractmethod
-    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        """Sessions of `app` and `user` (None: any), newest first, without their events."""
-
-    @abstractmethod
-    async def delete(self, session_id: str, *, user: str | None = None) -> None:
-        """Delete a session and its whole log."""
-
-    @abstractmethod
-    async def append_events(self, session_id: str, events: Sequence[Event]) -> builtins.list[Event]:
-        """Append events in one transaction; return them as stored."""
-
-    async def append_event(self, session_id: str, event: Event) -> Event:
-        """Append one event; return it with `id`, `session_id`, `seq` and `created_at` set."""
-        (stored,) = await self.append_events(session_id, [event])
-        return stored
-
-    @abstractmethod
-    async def prepare_event(self, session_id: str, event: Event) -> Event:
-        """Add `event`'s parts to its author's pending parts; return the partial event."""
-
-    @abstractmethod
-    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> builtins.list[Event]:
-        """Return the events of `view` whose `seq` is above `after_seq` (partials last in `ui`)."""
-
-    @abstractmethod
-    async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
-        """Replace the session's saved state."""
-
-    @abstractmethod
-    def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
-        """Hold the session for one run; wait up to `timeout` s, then raise `SessionBusy`."""
-
-    async def aclose(self) -> None:  # noqa: B027 - optional to override: the default is a no-op
-        """Close connections; the default does nothing."""
-
-    async def __aenter__(self) -> SessionStore:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc_value: BaseException | None = None,
-        traceback: TracebackType | None = None,
-    ) -> None:
-        await self.aclose()
-
-
-# The stores import the seam above, so they are imported after it. PostgreSQL is imported
-# on first access, so asyncpg stays an optional dependency.
-from hookline.errors import InvalidEvent, SessionExists, StoreError  # noqa: E402
-from hookline.sessions.memory import InMemorySessionStore  # noqa: E402
-from hookline.sessions.sqlite import SQLiteSessionStore  # noqa: E402
-
-__all__ += [
+__all__ = [
     "InMemorySessionStore",
     "InvalidEvent",
     "PostgresSessionStore",
     "SQLiteSessionStore",
+    "Session",
     "SessionExists",
+    "SessionStore",
     "StoreError",
 ]
 
+_BACKENDS = {
+    "InMemorySessionStore": "hookline.sessions.memory",
+    "SQLiteSessionStore": "hookline.sessions.sqlite",
+    "PostgresSessionStore": "hookline.sessions.postgres",
+}
+"""The backends importable from here but loaded on first use, each with the module that defines it."""
+
+_EXTRAS = {"asyncpg": "postgres"}
+"""Drivers a backend needs, each with the extra that installs it."""
+
 
 def __getattr__(name: str) -> Any:
-    """Import `PostgresSessionStore` on first use (it needs the `postgres` extra: asyncpg)."""
-    if name == "PostgresSessionStore":
-        try:
-            from hookline.sessions.postgres import PostgresSessionStore
-        except ModuleNotFoundError as exc:
-            if exc.name != "asyncpg":
-                raise
-            raise ImportError("PostgresSessionStore needs asyncpg: pip install 'hookline[postgres]'") from exc
-        return PostgresSessionStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """Load a backend on first use (PEP 562), so that importing this package opens no database module.
+
+    Raises:
+        ImportError: The backend's driver is not installed; the message says how to install it.
+        AttributeError: `name` is no name of this module.
+
+    """
+    module = _BACKENDS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        backend = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as exc:
+        extra = _EXTRAS.get(exc.name or "")
+        if extra is None:
+            raise
+        raise ImportError(f"{name} needs {exc.name}: pip install 'hookline[{extra}]'") from exc
+    globals()[name] = backend
+    return backend
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_BACKENDS))

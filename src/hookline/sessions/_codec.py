@@ -36,7 +36,7 @@ from pydantic_core import PydanticSerializationError
 from hookline.errors import ConfigError, InvalidEvent, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
 from hookline.messages import Part
-from hookline.sessions import Session
+from hookline.sessions.base import Session
 from hookline.types import Role, View
 
 __all__ = [

@@ -57,19 +57,20 @@ class RunLocks:
 
     async def _release(self, key: int, conn: Any) -> None:
         async with self._statement:
-            if self._held.get(key) is not conn:
+            holder = self._held.get(key)
+            if holder is None or holder is not conn:  # lost with an older connection: nothing to give back
                 return
             del self._held[key]
             try:
-                if not conn.is_closed():
-                    await conn.fetchval(_RELEASE, key)
+                if not holder.is_closed():
+                    await holder.fetchval(_RELEASE, key)
             except Exception:
                 # The lock may still be held: drop the connection, and with it every lock
                 # (their runs are fenced out), rather than keep a session busy until this
                 # process ends. The caller has nothing left to act on.
-                conn.terminate()
+                holder.terminate()
             except BaseException:
-                conn.terminate()
+                holder.terminate()
                 raise
 
     async def _connection(self) -> Any:

@@ -71,7 +71,6 @@ from hookline.errors import (
     StoreError,
 )
 from hookline.events import Event
-from hookline.sessions import Session, SessionStore
 from hookline.sessions import _postgres_sql as sql
 from hookline.sessions._codec import (
     accumulate,
@@ -90,6 +89,7 @@ from hookline.sessions._codec import (
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.sessions._postgres_locks import RunLocks
+from hookline.sessions.base import Session, SessionStore
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
-    from hookline.agent import Agent
+    from hookline.agent_spec import AgentSpec as Agent
     from hookline.messages import Message, ToolCallPart, ToolResultPart
     from hookline.models import Model, ModelRequest, ModelResponse
     from hookline.result import RunResult

@@ -19,7 +19,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from hookline import __version__
+from hookline._version import __version__
 from hookline.errors import MaxTurnsExceeded, ModelError
 from hookline.tools import to_content
 from hookline.tracing import _content
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import TracerProvider
 
-    from hookline.agent import Agent
+    from hookline.agent_spec import AgentSpec as Agent
     from hookline.messages import Message, ToolCallPart, ToolResultPart
     from hookline.models import Model, ModelRequest, ModelResponse
     from hookline.result import RunResult

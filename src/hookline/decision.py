@@ -1,0 +1,27 @@
+"""`Decision`: what a `before_tool` hook decided for one tool call.
+
+Hooks record decisions through `State` (`skip_tool`, `deny_tool`, `interrupt`); the loop
+applies them once every hook of the point has run, and a resumption plans them from the
+approvals it is given (`hookline.resume`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from hookline.messages import ToolResultPart
+
+__all__ = ["Decision"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a `before_tool` hook decided for one call."""
+
+    action: Literal["skip", "deny", "interrupt"]
+    """Answer without running (`skip`), refuse (`deny`), or pause the run for approval (`interrupt`)."""
+    result: ToolResultPart | None = None
+    """The result the call is answered with (none for `interrupt`)."""
+    reason: str = ""
+    """Why, as the hook gave it."""

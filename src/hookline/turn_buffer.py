@@ -1,0 +1,49 @@
+"""`TurnBuffer`: what hooks hand the loop during a turn, for the loop to apply.
+
+Hooks never change the run directly: `State.inject`, `State.skip_tool` and the other
+decision methods, and an assignment to `state.tool_result`, write here. The loop owns the
+buffer (it gives it to the `State` it builds) and applies what it holds once the hooks of a
+point have run. Injected messages wait while tool calls await their results (`hold()` until
+`release()`), so that a message never lands between a call and its result.
+"""
+
+from __future__ import annotations
+
+from hookline.decision import Decision
+from hookline.messages import Message, ToolResultPart
+
+__all__ = ["TurnBuffer"]
+
+
+class TurnBuffer:
+    """Injected messages, per-call decisions and the tool result in hand, between hooks and the loop."""
+
+    __slots__ = ("decisions", "holding", "messages", "tool_result")
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        """Injected messages waiting to join the conversation, in the order they came."""
+        self.holding = False
+        """Whether the messages wait past the current point (tool calls await their results)."""
+        self.decisions: dict[str, Decision] = {}
+        """The `before_tool` decisions of this tool turn, by call id."""
+        self.tool_result: ToolResultPart | None = None
+        """In `after_tool`: the result of the call being handled (hooks may replace it)."""
+
+    def inject(self, message: Message) -> None:
+        """Queue `message`; the loop appends it when the messages are released."""
+        self.messages.append(message)
+
+    def hold(self) -> None:
+        """Keep the messages waiting until `release()`: tool calls are about to await their results."""
+        self.holding = True
+
+    def release(self) -> list[Message]:
+        """Stop holding and hand over the waiting messages, for the loop to append in order."""
+        self.holding = False
+        return self.take()
+
+    def take(self) -> list[Message]:
+        """Hand over the waiting messages and keep holding (a paused turn records them for later)."""
+        messages, self.messages = self.messages, []
+        return messages
