@@ -11,7 +11,8 @@ import pytest
 from hookline import ConfigError
 from hookline.server import parse_tokens, read_tokens_file, tokens_from_env
 
-from .conftest import SSE, LiveServer, new_session
+from .api import SSE, new_session
+from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,9 @@ from hookline.sessions import SessionStore
 from hookline.sessions.postgres import PostgresSessionStore
 from hookline.sessions.sqlite import SQLiteSessionStore
 
-from .conftest import DANGER_LOG, SSE, LiveServer, make_agent, new_session
+from .agent import DANGER_LOG, make_agent
+from .api import SSE, new_session
+from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
 

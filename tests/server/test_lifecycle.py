@@ -12,7 +12,9 @@ from hookline import Agent, Event, TextPart
 from hookline.server.runs import RunChannel
 from hookline.sessions import SessionStore
 
-from .conftest import LiveServer, WordStreamingModel, add, new_session, script
+from .agent import WordStreamingModel, add, script
+from .api import new_session
+from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hookline.models import ModelRequest, ModelResponse
 from hookline.server import create_app
 
-from .conftest import LiveServer, make_agent
+from .agent import make_agent
+from .live import LiveServer
 
 EXAMPLES_PER_OPERATION = 10
 REAL_SESSION = "fuzz-target"

@@ -9,7 +9,9 @@ import pytest
 
 from hookline.events import EVENTS_ADAPTER
 
-from .conftest import DANGER_LOG, SSE, LiveServer, new_session
+from .agent import DANGER_LOG
+from .api import SSE, new_session
+from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
 

@@ -21,21 +21,19 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from postgres_db import fresh_database
+from waiting import DEADLINE, await_until, wait_until
 
-from .conftest import SSE, Frame, new_session, sse_frames
+from .api import SSE, Frame, new_session, sse_frames
 
 pytestmark = pytest.mark.anyio
 
 HOOKLINE = shutil.which("hookline", path=str(Path(sys.executable).parent))
 AGENTS = Path(__file__).with_name("test_scaleout_agents.py")
-DEADLINE = 60.0
-"""How long a test waits for a condition before it fails: generous, so a loaded machine does not flake."""
 CANCEL_LIMIT = 2.0 + float(os.environ.get("HOOKLINE_TEST_CANCEL_SLACK", "0.5"))
 """Seconds from the cancel request to the run's end: the promised 2 s, plus a slack for a loaded machine."""
 
@@ -74,15 +72,15 @@ class Served:
         self.url = match.group(1)
         # The port is bound before the line is written, but connections are taken only once
         # uvicorn listens: wait for an answer.
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            try:
-                assert httpx.get(f"{self.url}/healthz", timeout=DEADLINE).status_code == 200
-                return self.url
-            except httpx.ConnectError:
-                assert self.process.poll() is None, f"hookline serve ended: {self.stderr}"
-                assert time.monotonic() < deadline, f"hookline serve never answered: {self.stderr}"
-                time.sleep(0.02)
+        wait_until(self._healthy, f"hookline serve answered at {self.url}")
+        return self.url
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/healthz", timeout=DEADLINE).status_code == 200
+        except httpx.ConnectError:
+            assert self.process.poll() is None, f"hookline serve ended: {self.stderr}"
+            return False
 
     def kill(self) -> None:
         self.process.kill()
@@ -144,13 +142,6 @@ async def clients(pair: tuple[str, str]) -> AsyncIterator[tuple[httpx.AsyncClien
         yield a, b
 
 
-async def wait_until(check: Callable[[], Any], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not await check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
-
-
 async def texts(http: httpx.AsyncClient, session_id: str) -> list[str]:
     response = await http.get(f"/v1/sessions/{session_id}/events", params={"view": "ui"})
     assert response.status_code == 200, response.text
@@ -162,7 +153,7 @@ async def running(http: httpx.AsyncClient, session_id: str, line: str) -> None:
     async def seen() -> bool:
         return any(text.startswith(line) for text in await texts(http, session_id))
 
-    await wait_until(seen, f"{line!r} in session {session_id}")
+    await await_until(seen, f"{line!r} is in session {session_id}")
 
 
 class Follower:
@@ -194,7 +185,7 @@ class Follower:
                 raise AssertionError(f"the stream ended without {line!r}: {self.texts()}")
             return False
 
-        await wait_until(seen, f"{line!r} in the stream")
+        await await_until(seen, f"{line!r} came in the stream")
 
     async def ended(self) -> float:
         """Wait for the stream to end; return when it did."""

@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from hookline.sessions import SessionStore
 
-from .conftest import LiveServer
+from .live import LiveServer
 from .test_scaleout_cancel import hanging_agent
 
 CHROMIUM = "/usr/bin/chromium"

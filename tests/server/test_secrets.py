@@ -13,8 +13,11 @@ from hookline.errors import HookError, ModelError, StoreError
 from hookline.server import create_app
 from hookline.server.errors import STORE_UNAVAILABLE, RedactingFilter, error_body
 from hookline.sessions.postgres import PostgresSessionStore
+from postgres_db import with_password
 
-from .conftest import SSE, LiveServer, make_agent, new_session, sse_frames, with_password
+from .agent import make_agent
+from .api import SSE, new_session, sse_frames
+from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import anyio
@@ -13,8 +12,10 @@ from hookline import Event, TextPart
 from hookline.events import EVENTS_ADAPTER
 from hookline.server.sse import encode_event, wants_sse
 from hookline.sessions import SessionStore
+from waiting import await_until
 
-from .conftest import DANGER_LOG, SSE, Frame, new_session, sse_frames
+from .agent import DANGER_LOG
+from .api import SSE, Frame, new_session, sse_frames
 
 pytestmark = pytest.mark.anyio
 
@@ -30,6 +31,17 @@ async def _run_frames(client: httpx.AsyncClient, session_id: str, prompt: str) -
 async def _stored(client: httpx.AsyncClient, session_id: str) -> list[Event]:
     response = await client.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})
     return EVENTS_ADAPTER.validate_json(response.content)
+
+
+async def _completed_log(client: httpx.AsyncClient, session_id: str) -> list[Event]:
+    """The session's log (the `all` view) once its run has completed."""
+
+    async def completed() -> list[Event] | None:
+        stored = await _stored(client, session_id)
+        return stored if stored and stored[-1].text == "run completed" else None
+
+    log: list[Event] = await await_until(completed, f"the run of session {session_id} completed")
+    return log
 
 
 def _seqs(frames: list[Frame]) -> list[int]:
@@ -148,22 +160,16 @@ async def test_client_disconnect_mid_run_the_run_still_finishes(client: httpx.As
         async for frame in sse_frames(r):
             assert frame.json["role"] == "user"
             break  # hang up after the first event, before the model has answered
-    for _ in range(100):
-        stored = await _stored(client, session_id)
-        if stored and stored[-1].text == "run completed":
-            break
-        await asyncio.sleep(0.05)
+    stored = await _completed_log(client, session_id)
     assert [e.text for e in stored if e.kind == "message"] == ["slow", "slow answer"]
-    assert stored[-1].text == "run completed"
 
 
 async def test_json_client_disconnect_mid_run_the_run_still_finishes(client: httpx.AsyncClient) -> None:
     session_id = await new_session(client)
     with pytest.raises(httpx.ReadTimeout):
         await client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "slow"}, timeout=0.2)
-    await asyncio.sleep(1.0)
-    stored = await _stored(client, session_id)
-    assert stored[-1].text == "run completed"
+    stored = await _completed_log(client, session_id)
+    assert [e.text for e in stored if e.kind == "message"] == ["slow", "slow answer"]
 
 
 async def test_hook_failure_mid_stream_sends_an_error_event(client: httpx.AsyncClient) -> None:

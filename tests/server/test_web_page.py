@@ -9,7 +9,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from .conftest import DANGER_LOG, LiveServer
+from .agent import DANGER_LOG
+from .live import LiveServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -104,7 +105,7 @@ def test_deny_and_pending_draft(server: LiveServer, page: Page) -> None:
     expect(page.locator(".msg.assistant").last).to_contain_text("the user refused the call to danger")
     assert DANGER_LOG == []
 
-    session_id = page.evaluate("page.sessionId")
+    session_id = page.evaluate("document.body.dataset.session")
     edit = {"type": "tool_call", "id": "edit-1", "name": "write_file", "arguments": {"path": "notes.md"}}
     response = httpx.post(f"{server.url}/v1/sessions/{session_id}/prepare",
                           json={"author": "user", "kind": "message", "role": "user", "parts": [edit]})

@@ -2,8 +2,9 @@
 
 The pieces live beside it: `routes` (the API and the page), `auth` (tokens to users),
 `limits` (the body limit), `runs` (runs that outlive requests), `relay` (runs of other
-processes sharing a PostgreSQL store: live streams and cancel), `sse` (the stream encoder)
-and `errors` (failures to answers).
+processes sharing a PostgreSQL store: live streams and cancel), `sse` (the stream encoder),
+`errors` (failures to answers), `audit` (approvals and failures noted in the log) and
+`inspect_routes` (the inspector's routes: titles, timelines, model calls, forks).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from fastapi.staticfiles import StaticFiles
 
 from hookline import __version__
 from hookline.agent import Agent
+from hookline.server.audit import FailureNotes
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.errors import install_error_handlers
+from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
@@ -55,7 +58,8 @@ def create_app(
     """
     runs = RunManager(grace=shutdown_grace)
     store = store or agent.session_store
-    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs))
+    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs),
+                            notes=FailureNotes(store, agent.name))
     app = FastAPI(
         title="hookline",
         version=__version__,
@@ -64,8 +68,10 @@ def create_app(
         redoc_url=None,
     )
     app.state.hookline = context
+    app.state.titles = Titles()
     install_error_handlers(app)
     app.include_router(api)
+    app.include_router(inspect_api)
     app.include_router(public)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, max_body_bytes, cors_origins)
@@ -94,6 +100,7 @@ def _lifespan(context: ServerContext) -> Callable[[FastAPI], AbstractAsyncContex
         context.relay.start()
         yield
         await context.runs.aclose()
+        await context.notes.aclose()
         await context.relay.aclose()
         await context.store.aclose()
 

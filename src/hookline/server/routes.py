@@ -21,6 +21,7 @@ Where the HTTP surface adds its own reading of an error:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +35,7 @@ from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import ConfigError, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
+from hookline.server.audit import FailureNotes, record_approvals
 from hookline.server.auth import current_user
 from hookline.server.errors import error_response, json_response
 from hookline.server.relay import Feed, Relay
@@ -61,6 +63,7 @@ class ServerContext:
     store: SessionStore
     runs: RunManager
     relay: Relay
+    notes: FailureNotes
 
 
 def _context(request: Request) -> ServerContext:
@@ -211,31 +214,37 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason"}}`.
 
     Approvals naming a call that is not paused in the session answer 422 and record nothing.
+    Each paused call they decide gets a line in the log first: who approved or denied it, and when.
     """
     await _owned(context, session_id, user)
+    decisions = await record_approvals(context.store, session_id, user, body.approvals)
     try:
         run = resume_request(context.agent, context.store, session_id, user, body.approvals)
-        return await _answer_run(context, session_id, run, request)
+        return await _answer_run(context, session_id, run, request, lead=decisions)
     except ConfigError as exc:
         # The approvals are the only input of a resume: a ConfigError is about them.
         return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
-async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:
+async def _answer_run(
+    context: ServerContext, session_id: str, run: PromptRequest, request: Request, lead: Sequence[Event] = ()
+) -> Response:
     channel = context.runs.start(session_id, run)
+    context.notes.watch(channel)
     if wants_sse(request):
-        return await _stream_run(channel)
+        return await _stream_run(channel, lead)
     return json_response(await channel.outcome())
 
 
-async def _stream_run(channel: RunChannel) -> Response:
+async def _stream_run(channel: RunChannel, lead: Sequence[Event]) -> Response:
+    """The run's events as SSE, after `lead` (events stored for it just before it began, e.g. approvals)."""
     subscription = channel.subscribe()
     await channel.started()
     if channel.published == 0 and channel.error is not None:
         # It failed before writing anything (e.g. busy in another process): a plain HTTP error.
         subscription.close()
         raise channel.error
-    return sse_response(subscription_frames(subscription))
+    return sse_response(replay(lead, subscription) if lead else subscription_frames(subscription))
 
 
 @public.get("/healthz", response_model=Health)

@@ -1,348 +1,279 @@
-// hookline web page: plain JavaScript, no build step.
-// Every server answer is rendered with textContent (never innerHTML), so text from a model,
-// a tool or a user can never become markup.
-"use strict";
+// hookline web page: chat, inspector, timeline, stop and fork. Plain ES modules, no build step.
+//
+// One session is shown at a time. Every stream the page reads (a run it started, or the
+// session's live events after a reload or a switch) belongs to one "operation"; choosing
+// another session aborts it (the run goes on in the server) and bumps `page.gen`, so no
+// late event of the old session can land in the new one's view.
 
-const TOKEN_KEY = "hookline.token";
-const $ = (id) => document.getElementById(id);
+import { $, el } from "./js/dom.js";
+import { ApiError, NetworkError, api, apiJSON, auth, postJSON, readEvents, session } from "./js/api.js";
+import { Chat } from "./js/chat.js";
+import { Inspector } from "./js/inspector.js";
+import { SessionList } from "./js/sessions.js";
+import { Timeline, loadState } from "./js/timeline.js";
 
-const page = {
-  token: localStorage.getItem(TOKEN_KEY) || "",
-  sessionId: null,
-  busy: false,
-  lastSeq: 0,
-  turn: null,          // the current turn's elements: {root, activity, lines, summary, draft}
-  approvals: new Map(), // call_id -> approval card element
-};
+const SSE = "text/event-stream";
+const RUN_ENDS = /^run (completed|hook_exit|interrupted|max_turns|cancelled|failed)$/;
+const PANEL_KEY = "hookline.inspector";
 
-// ---- talking to the server --------------------------------------------------------------
+const page = { sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, tab: "events" };
 
-class ApiError extends Error {}
+const chat = new Chat({ decide, fork, openSession: (id) => select(id) });
+const inspector = new Inspector();
+const timeline = new Timeline({ pick: (seq) => { showTab("events"); inspector.select(seq); } });
+const sessions = new SessionList({ select: (id) => select(id), deleted, problem: (m) => problem(m) });
 
-async function api(path, options = {}) {
-  const headers = new Headers(options.headers || {});
-  if (page.token) headers.set("Authorization", `Bearer ${page.token}`);
-  const response = await fetch(path, { ...options, headers });
-  if (response.status === 401) {
-    showTokenPanel();
-    throw new ApiError("this server needs an access token");
-  }
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`;
-    try { message = (await response.json()).message || message; } catch { /* not JSON */ }
-    throw new ApiError(message);
-  }
-  return response;
+// ---- operations: the one stream the page reads at a time ----------------------------------------
+
+function begin() {
+  if (page.op) page.op.controller.abort();
+  page.op = { controller: new AbortController(), gen: page.gen };
+  return page.op;
 }
 
-async function apiJSON(path, options) {
-  return (await api(path, options)).json();
+const live = (op) => page.op === op && op.gen === page.gen;
+
+function finish(op) {
+  if (page.op !== op) return;
+  page.op = null;
+  setBusy(false);
+  afterRun(op.gen);
 }
 
-// Read a text/event-stream body frame by frame; call onEvent with each Event.
-async function readEvents(response, onEvent) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value.replace(/\r\n?/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
-      if (data.length) onEvent(JSON.parse(data.join("\n")));
-    }
-  }
+function apply(event, gen) {
+  if (gen !== page.gen) return;
+  if (event.seq && !event.partial) page.lastSeq = Math.max(page.lastSeq, event.seq);
+  chat.apply(event);
+  inspector.add(event);
 }
 
-// POST a run (or resume) and render its events as they stream; reconnect if the line drops.
-async function streamRun(path, body) {
+// POST a run or a resume and read its events. Answers once the server accepted it (or not):
+// {error} when it did not, so the caller can keep the draft and say why.
+async function runStream(path, body) {
+  const op = begin();
+  const gen = op.gen;
   setBusy(true);
+  let response;
   try {
-    const response = await api(path, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify(body),
-    });
-    await readEvents(response, applyEvent);
+    response = await postJSON(path, body, { headers: { Accept: SSE }, signal: op.controller.signal });
   } catch (error) {
-    if (error instanceof ApiError) showError(error.message);
-    else await reconnect();
-  } finally {
-    setBusy(false);
-    finishDraft();
+    if (page.op === op) { page.op = null; setBusy(false); }
+    return { error: error.name === "AbortError" ? null : error };
   }
+  readRun(op, gen, response);
+  return { error: null };
 }
 
-// The stream broke mid-run: ask for everything after the last event seen, then live ones.
-async function reconnect(attempt = 1) {
+async function readRun(op, gen, response) {
   try {
-    const response = await api(`/v1/sessions/${encodeURIComponent(page.sessionId)}/events/stream`, {
-      headers: { Accept: "text/event-stream", "Last-Event-ID": String(page.lastSeq) },
-    });
-    await readEvents(response, applyEvent);
+    await readEvents(response, (event) => { if (live(op)) apply(event, gen); });
   } catch (error) {
-    if (attempt < 3 && !(error instanceof ApiError)) {
-      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
-      return reconnect(attempt + 1);
-    }
-    showError(`lost the connection to the server: ${error.message}`);
-  }
-}
-
-// ---- sessions ---------------------------------------------------------------------------
-
-async function loadSessions() {
-  let sessions;
-  try {
-    sessions = await apiJSON("/v1/sessions");
-  } catch (error) {
-    if (!(error instanceof ApiError) || page.token) showError(error.message);
+    if (error.name === "AbortError" || !live(op)) return;
+    page.op = null;
+    follow(gen, true); // the line dropped mid-run: pick the run up again where it was
     return;
   }
-  $("token-panel").hidden = true;
-  $("forget-token").hidden = !page.token;
-  renderSessionList(sessions);
-  const wanted = decodeURIComponent(location.hash.slice(1));
-  const chosen = sessions.find((s) => s.id === wanted) || sessions[0];
-  if (chosen) await selectSession(chosen.id);
+  finish(op);
 }
 
-function renderSessionList(sessions) {
-  const list = $("session-list");
-  list.replaceChildren();
-  for (const session of sessions) {
-    const button = el("button", { type: "button", "data-session": session.id }, session.id.slice(0, 12));
-    const when = session.updated_at ? new Date(session.updated_at).toLocaleString() : "";
-    button.append(el("span", { class: "when" }, when));
-    button.addEventListener("click", () => selectSession(session.id));
-    list.append(el("li", {}, button));
+// Read the session's live events after the last one seen (`Last-Event-ID`), until its run
+// ends; with no run going on, the stream ends at once.
+async function follow(gen, running, attempt = 1) {
+  if (gen !== page.gen) return;
+  const op = begin();
+  if (running) setBusy(true);
+  try {
+    const response = await api(`${session(page.sessionId)}/events/stream`, {
+      headers: { Accept: SSE, "Last-Event-ID": String(page.lastSeq) }, signal: op.controller.signal,
+    });
+    await readEvents(response, (event) => {
+      if (!live(op)) return;
+      if (!page.busy) setBusy(true);
+      apply(event, gen);
+    });
+  } catch (error) {
+    if (error.name === "AbortError" || !live(op)) return;
+    if (error instanceof NetworkError && attempt < 3) {
+      await new Promise((resolve) => { setTimeout(resolve, 400 * attempt); });
+      if (live(op)) { page.op = null; follow(gen, true, attempt + 1); }
+      return;
+    }
+    chat.showError(`lost the connection to the server: ${error.message}`);
   }
-  markCurrentSession();
+  finish(op);
 }
 
-function markCurrentSession() {
-  for (const button of document.querySelectorAll("#session-list button")) {
-    button.setAttribute("aria-current", String(button.dataset.session === page.sessionId));
+// After a run: fetch what the stream did not carry (another tab's run, the server's notes).
+async function afterRun(gen) {
+  try {
+    const fresh = await apiJSON(`${session(page.sessionId)}/events?view=all&after_seq=${page.lastSeq}`);
+    fresh.forEach((event) => apply(event, gen));
+  } catch { /* the next action says what is wrong */ }
+  if (gen !== page.gen) return;
+  for (const card of document.querySelectorAll(".approval:not(.stale)")) {
+    card.querySelectorAll("button, input").forEach((b) => { b.disabled = false; });
   }
+  refreshPanels();
+  sessions.load().catch(() => {});
+}
+
+// ---- sessions -----------------------------------------------------------------------------------
+
+async function select(id, { attach = true } = {}) {
+  if (page.op) page.op.controller.abort();
+  page.op = null;
+  const gen = ++page.gen;
+  Object.assign(page, { sessionId: id, lastSeq: 0 });
+  history.replaceState(null, "", `#${encodeURIComponent(id)}`);
+  document.body.dataset.session = id;
+  sessions.mark(id);
+  openDrawer(null);
+  chat.reset();
+  inspector.reset(id);
+  setBusy(false);
+  clearProblem();
+  let events;
+  try {
+    events = await apiJSON(`${session(id)}/events?view=all`);
+  } catch (error) {
+    if (gen === page.gen) chat.showError(error.message);
+    return;
+  }
+  if (gen !== page.gen) return;
+  events.forEach((event) => apply(event, gen));
+  if (!events.some((e) => e.kind === "message")) chat.showEmpty("No messages yet: say something.");
+  refreshPanels();
+  if (attach) follow(gen, looksRunning(events));
+}
+
+function looksRunning(events) {
+  const last = [...events].reverse().find((e) => !e.partial && e.kind !== "marker");
+  if (!last || (last.metadata && last.metadata.error)) return false;
+  return !(last.kind === "status" && RUN_ENDS.test(last.parts.map((p) => p.text || "").join("")));
 }
 
 async function createSession() {
   try {
-    const session = await apiJSON("/v1/sessions", {
+    const created = await apiJSON("/v1/sessions", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: "{}",
     });
-    renderSessionList(await apiJSON("/v1/sessions"));
-    await selectSession(session.id);
+    await sessions.load();
+    await select(created.id);
     $("prompt").focus();
+    return true;
   } catch (error) {
-    showError(error.message);
+    problem(`Could not create a session: ${error.message}`);
+    return false;
   }
 }
 
-async function selectSession(id) {
-  page.sessionId = id;
-  history.replaceState(null, "", `#${encodeURIComponent(id)}`);
-  markCurrentSession();
-  $("sessions").classList.remove("open");
-  $("toggle-sessions").setAttribute("aria-expanded", "false");
-  resetConversation();
+async function deleted(id) {
+  if (id !== page.sessionId) return;
+  const next = sessions.items[0];
+  if (next) { await select(next.id); return; }
+  page.gen += 1;
+  Object.assign(page, { sessionId: null, lastSeq: 0 });
+  history.replaceState(null, "", location.pathname);
+  chat.reset();
+  inspector.reset(null);
+  chat.showEmpty("Pick or create a session, then send a message.");
+}
+
+async function loadSessions() {
+  let items;
   try {
-    const events = await apiJSON(`/v1/sessions/${encodeURIComponent(id)}/events?view=ui`);
-    events.forEach(applyEvent);
-    if (!events.length) $("conversation").append(el("p", { class: "empty" }, "No messages yet: say something."));
+    items = await sessions.load();
   } catch (error) {
-    showError(error.message);
+    if (!(error instanceof ApiError && error.status === 401)) problem(error.message);
+    return;
   }
+  $("token-panel").hidden = true;
+  $("forget-token").hidden = !auth.token;
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  const chosen = items.find((s) => s.id === wanted) || items[0];
+  if (chosen) await select(chosen.id);
+  else chat.showEmpty("Pick or create a session, then send a message.");
 }
 
-// ---- rendering events -------------------------------------------------------------------
+// ---- sending, approving, stopping, forking --------------------------------------------------------
 
-function resetConversation() {
-  $("conversation").replaceChildren();
-  $("pending").replaceChildren();
-  page.turn = null;
-  page.lastSeq = 0;
-  page.approvals.clear();
+async function send() {
+  const box = $("prompt");
+  const text = box.value;
+  if (!text.trim()) return;
+  if (page.busy) {
+    problem("A run is going on in this session; your message is kept. Send it once the run ends, or Stop the run.");
+    return;
+  }
+  if (!page.sessionId && !(await createSession())) return;
+  clearProblem();
+  const { error } = await runStream(`${session(page.sessionId)}/runs`, { prompt: text });
+  if (error) {
+    problem(`Not sent: ${reasonOf(error)} Your message is kept.`, send);
+    return;
+  }
+  if (box.value === text) box.value = "";
+  if (!document.querySelector(".approval")) box.focus();
 }
 
-function applyEvent(event) {
-  if (event.seq) page.lastSeq = Math.max(page.lastSeq, event.seq);
-  if (event.partial) return showPending(event);
-  if (event.kind === "delta") return appendDelta(textOf(event));
-  if (event.kind === "status") return addStatus(event);
-  if (event.kind === "message") return addMessage(event);
+function reasonOf(error) {
+  if (error instanceof NetworkError) return "the server could not be reached.";
+  const text = error.message.replace(/[.\s]*$/, ".");
+  return error instanceof ApiError && error.code === "busy" ? `this session is busy: ${text}` : text;
 }
 
-function addMessage(event) {
-  if (event.role === "user" && !event.parts.some((p) => p.type === "tool_result")) {
-    startTurn();
-    clearPending(event.author);
-    page.turn.root.insertBefore(userBubble(event), page.turn.activity);
-  } else if (event.role === "assistant") {
-    const text = textOf(event);
-    const bubble = takeDraft();
-    if (text) {
-      bubble.textContent = text;
-      insertAnswer(bubble);
-    } else {
-      bubble.remove();
+async function decide(callId, answer, card) {
+  card.querySelectorAll("button, input").forEach((b) => { b.disabled = true; });
+  card.problem.hidden = true;
+  const { error } = await runStream(`${session(page.sessionId)}/resume`, { approvals: { [callId]: answer } });
+  if (!error) return;
+  card.problem.hidden = false;
+  if (error instanceof ApiError && error.status === 422) {
+    card.classList.add("stale");
+    card.problem.textContent = `The server refused: ${error.message}`;
+    return;
+  }
+  card.problem.textContent = `Not sent: ${reasonOf(error)} Try again.`;
+  card.querySelectorAll("button, input").forEach((b) => { b.disabled = false; });
+}
+
+async function stop() {
+  if (!page.busy || !page.sessionId) return;
+  $("stop").disabled = true;
+  $("run-state").textContent = "Stopping...";
+  try {
+    await api(`${session(page.sessionId)}/cancel`, { method: "POST" });
+  } catch (error) {
+    // 404: the run had already ended; nothing to say.
+    if (!(error instanceof ApiError && error.status === 404)) {
+      chat.showError(`could not stop the run: ${error.message}`);
+      $("stop").disabled = false;
     }
-  } else if (event.role === "tool") {
-    for (const part of event.parts) if (part.type === "tool_result") settleApproval(part.call_id);
   }
 }
 
-function userBubble(event) {
-  const bubble = el("div", { class: "msg user" });
-  for (const part of event.parts) {
-    if (part.type === "text") bubble.append(part.text);
-    else if (part.type === "tool_call") bubble.append(el("span", { class: "chip" }, describeCall(part)));
-    else if (part.type === "document") bubble.append(el("span", { class: "chip" }, `document: ${part.title}`));
+async function fork(edit) {
+  if (page.busy) {
+    problem("A run is going on in this session: wait for it, or Stop it, before forking.");
+    return;
   }
-  return bubble;
-}
-
-function addStatus(event) {
-  const turn = page.turn || startTurn();
-  const text = textOf(event);
-  const source = event.source || "agent";
-  turn.lines.append(el("li", {}, el("span", { class: "source" }, `[${source}]`), ` ${text}`));
-  const count = turn.lines.children.length;
-  turn.summary.textContent = `${count} step${count === 1 ? "" : "s"}: ${text}`;
-  const meta = event.metadata || {};
-  if (meta.interrupted) showApproval(meta.interrupted);
-  if (meta.error) showError(meta.error.message || text);
-}
-
-function startTurn() {
-  finishDraft();
-  document.querySelectorAll("#conversation > .empty").forEach((node) => node.remove());
-  const summary = el("summary", {}, "activity");
-  const lines = el("ol");
-  const activity = el("details", { class: "activity" }, summary, lines);
-  const root = el("article", { class: "turn" }, activity);
-  $("conversation").append(root);
-  page.turn = { root, activity, lines, summary, draft: null };
-  return page.turn;
-}
-
-function appendDelta(text) {
-  const turn = page.turn || startTurn();
-  if (!turn.draft) {
-    turn.draft = el("div", { class: "msg assistant streaming", "aria-busy": "true" });
-    insertAnswer(turn.draft);
+  let created;
+  try {
+    created = await (await postJSON(`${session(page.sessionId)}/fork`, edit)).json();
+  } catch (error) {
+    problem(`Could not fork: ${error.message}`);
+    return;
   }
-  turn.draft.textContent += text;
-  scrollToEnd();
+  await sessions.load().catch(() => {});
+  await select(created.id, { attach: false });
+  const { error } = await runStream(`${session(created.id)}/resume`, { approvals: {} });
+  if (error) chat.showError(error.message);
 }
 
-function takeDraft() {
-  const turn = page.turn || startTurn();
-  const bubble = turn.draft || el("div", { class: "msg assistant" });
-  bubble.classList.remove("streaming");
-  bubble.removeAttribute("aria-busy");
-  turn.draft = null;
-  return bubble;
-}
-
-function finishDraft() {
-  if (page.turn && page.turn.draft) {
-    page.turn.draft.classList.remove("streaming");
-    page.turn.draft.removeAttribute("aria-busy");
-    page.turn.draft = null;
-  }
-}
-
-function insertAnswer(bubble) {
-  page.turn.root.append(bubble);
-  scrollToEnd();
-}
-
-// ---- approvals, pending drafts, errors ---------------------------------------------------
-
-function showApproval(item) {
-  const old = page.approvals.get(item.call_id);
-  if (old) old.remove();
-  const approve = el("button", { type: "button", class: "approve" }, "Approve");
-  const deny = el("button", { type: "button", class: "deny" }, "Deny");
-  const card = el("div", { class: "approval", role: "group", "aria-label": `Approve ${item.name}?` },
-    el("p", {}, el("strong", {}, "Approval needed: "), describeCall({ name: item.name, arguments: item.arguments }),
-      item.reason ? ` (${item.reason})` : ""),
-    el("div", { class: "row" }, approve, deny));
-  approve.addEventListener("click", () => decide(card, item.call_id, true));
-  deny.addEventListener("click", () => decide(card, item.call_id, false));
-  page.approvals.set(item.call_id, card);
-  (page.turn || startTurn()).root.append(card);
-  scrollToEnd();
-  approve.focus();
-}
-
-async function decide(card, callId, approved) {
-  card.querySelectorAll("button").forEach((b) => { b.disabled = true; });
-  card.classList.add("decided");
-  card.append(el("p", { class: "hint" }, approved ? "Approved: resuming..." : "Denied: resuming..."));
-  await streamRun(`/v1/sessions/${encodeURIComponent(page.sessionId)}/resume`, { approvals: { [callId]: approved } });
-  if (!page.approvals.size) $("prompt").focus();
-}
-
-function settleApproval(callId) {
-  const card = page.approvals.get(callId);
-  if (card) {
-    card.remove();
-    page.approvals.delete(callId);
-  }
-}
-
-function showPending(event) {
-  clearPending(event.author);
-  const parts = event.parts.map((p) => (p.type === "tool_call" ? describeCall(p) : p.text || p.title || p.type));
-  $("pending").append(el("div", { class: "pending", "data-author": event.author },
-    el("strong", {}, `Pending draft (${event.author}): `), parts.join(", ")));
-}
-
-function clearPending(author) {
-  document.querySelectorAll("#pending .pending").forEach((node) => {
-    if (node.dataset.author === author) node.remove();
-  });
-}
-
-function showError(message) {
-  const box = el("div", { class: "error", role: "alert" }, message);
-  (page.turn ? page.turn.root : $("conversation")).append(box);
-  scrollToEnd();
-}
-
-// ---- small helpers ----------------------------------------------------------------------
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
-
-function textOf(event) {
-  return event.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
-}
-
-function describeCall(call) {
-  const args = call.arguments;
-  const shown = typeof args === "string" ? args
-    : Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
-  return `${call.name}(${shown})`;
-}
-
-function scrollToEnd() {
-  const box = $("conversation");
-  box.scrollTop = box.scrollHeight;
-}
+// ---- the page's frame: busy state, problems, panels, drawers -------------------------------------
 
 function setBusy(busy) {
   page.busy = busy;
-  $("send").disabled = busy;
   $("stop").hidden = !busy;
   $("stop").disabled = false;
   const label = $("run-state");
@@ -350,75 +281,101 @@ function setBusy(busy) {
   label.classList.toggle("busy", busy);
 }
 
+function problem(message, retry = null) {
+  const box = $("send-problem");
+  const children = [el("span", {}, message)];
+  if (retry) {
+    const again = el("button", { type: "button" }, "Retry");
+    again.addEventListener("click", retry);
+    children.push(again);
+  }
+  box.replaceChildren(...children);
+  box.hidden = false;
+}
+
+function clearProblem() {
+  $("send-problem").hidden = true;
+  $("send-problem").replaceChildren();
+}
+
+function refreshPanels() {
+  if (!page.sessionId || !document.body.classList.contains("inspecting")) return;
+  const id = page.sessionId;
+  const loads = { events: () => inspector.reload(), timeline: () => timeline.load(id), state: () => loadState(id) };
+  loads[page.tab]().catch((error) => problem(`The inspector could not load: ${error.message}`));
+}
+
+function showTab(name) {
+  page.tab = name;
+  for (const tab of document.querySelectorAll("[role=tab]")) {
+    const on = tab.dataset.tab === name;
+    tab.setAttribute("aria-selected", String(on));
+    tab.tabIndex = on ? 0 : -1;
+    $(tab.getAttribute("aria-controls")).hidden = !on;
+  }
+  refreshPanels();
+}
+
+function toggleInspector(open = !document.body.classList.contains("inspecting")) {
+  document.body.classList.toggle("inspecting", open);
+  $("toggle-inspector").setAttribute("aria-expanded", String(open));
+  localStorage.setItem(PANEL_KEY, open ? "open" : "closed");
+  if (open) refreshPanels();
+}
+
+function openDrawer(id) {
+  $("sessions").classList.toggle("open", id === "sessions");
+  $("toggle-sessions").setAttribute("aria-expanded", String(id === "sessions"));
+}
+
 function showTokenPanel() {
   $("token-panel").hidden = false;
   $("token-input").focus();
 }
 
-// Ask the server to cancel the session's run (wherever it runs); its stream then ends with
-// "run cancelled". A 404 means it had already ended: nothing to say.
-async function stop() {
-  if (!page.busy || !page.sessionId) return;
-  $("stop").disabled = true;
-  $("run-state").textContent = "Stopping...";
-  const headers = page.token ? { Authorization: `Bearer ${page.token}` } : {};
-  try {
-    const response = await fetch(`/v1/sessions/${encodeURIComponent(page.sessionId)}/cancel`, { method: "POST", headers });
-    if (!response.ok && response.status !== 404) {
-      let message = `${response.status} ${response.statusText}`;
-      try { message = (await response.json()).message || message; } catch { /* not JSON */ }
-      showError(`could not stop the run: ${message}`);
-      $("stop").disabled = false;
-    }
-  } catch (error) {
-    showError(`could not stop the run: ${error.message}`);
-    $("stop").disabled = false;
-  }
-}
-
-// ---- wiring -----------------------------------------------------------------------------
-
-async function send() {
-  const box = $("prompt");
-  const prompt = box.value.trim();
-  if (!prompt || page.busy) return;
-  if (!page.sessionId) await createSession();
-  if (!page.sessionId) return;
-  box.value = "";
-  await streamRun(`/v1/sessions/${encodeURIComponent(page.sessionId)}/runs`, { prompt });
-  if (!page.approvals.size) box.focus(); // else the focus stays on the approval's first button
-}
-
-document.addEventListener("DOMContentLoaded", () => {
+function wire() {
   $("composer").addEventListener("submit", (event) => { event.preventDefault(); send(); });
   $("prompt").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      send();
-    }
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); send(); }
   });
   $("stop").addEventListener("click", stop);
-  document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && page.busy) stop();
-  });
   $("new-session").addEventListener("click", createSession);
-  $("toggle-sessions").addEventListener("click", () => {
-    const open = $("sessions").classList.toggle("open");
-    $("toggle-sessions").setAttribute("aria-expanded", String(open));
+  $("toggle-sessions").addEventListener("click", () => openDrawer($("sessions").classList.contains("open") ? null : "sessions"));
+  $("toggle-inspector").addEventListener("click", () => toggleInspector());
+  for (const tab of document.querySelectorAll("[role=tab]")) tab.addEventListener("click", () => showTab(tab.dataset.tab));
+  $("tabs").addEventListener("keydown", (event) => {
+    const tabs = [...document.querySelectorAll("[role=tab]")];
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (!step) return;
+    const next = tabs[(tabs.findIndex((t) => t.dataset.tab === page.tab) + step + tabs.length) % tabs.length];
+    showTab(next.dataset.tab);
+    next.focus();
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    if ($("sessions").classList.contains("open")) openDrawer(null);
+    else if (document.body.classList.contains("inspecting") && matchMedia("(max-width: 700px)").matches) {
+      toggleInspector(false);
+    } else if (page.busy) stop();
   });
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    page.token = $("token-input").value.trim();
-    localStorage.setItem(TOKEN_KEY, page.token);
+    auth.save($("token-input").value.trim());
     $("token-input").value = "";
     loadSessions();
   });
   $("forget-token").addEventListener("click", () => {
-    localStorage.removeItem(TOKEN_KEY);
-    page.token = "";
-    resetConversation();
+    auth.forget();
+    page.gen += 1;
+    chat.reset();
+    inspector.reset(null);
     $("session-list").replaceChildren();
     showTokenPanel();
   });
-  loadSessions();
-});
+}
+
+auth.onMissing = showTokenPanel;
+wire();
+toggleInspector(localStorage.getItem(PANEL_KEY) ? localStorage.getItem(PANEL_KEY) === "open" : innerWidth >= 1200);
+showTab("events");
+loadSessions();

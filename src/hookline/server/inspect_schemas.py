@@ -1,0 +1,172 @@
+"""The bodies of the inspector's routes: session summaries, timelines, model calls and forks.
+
+They describe what the server reads back from a session's log for the web page's
+inspector (`hookline.server.inspection`, `hookline.server.forking`). Times are those the
+store recorded; an event copied into a fork keeps the time of its original.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+
+from hookline._ids import SESSION_ID_PATTERN, session_id_problem
+from hookline.messages import Message
+from hookline.models import ToolSpec
+from hookline.server.schemas import MAX_SEQ
+
+__all__ = ["ForkBody", "ModelCall", "ModelCallRequest", "RunTimeline", "SessionSummary", "Span", "Timeline"]
+
+
+class SessionSummary(BaseModel):
+    """One line of the session list: the session and its title."""
+
+    id: str
+    """The session's id."""
+    title: str
+    """Its first prompt (its first line, shortened), or "" while it has none."""
+    created_at: datetime | None = None
+    """When it was created (UTC)."""
+    updated_at: datetime | None = None
+    """When its log or state last changed (UTC)."""
+
+
+class Span(BaseModel):
+    """One bar of a timeline: a model call or a tool call."""
+
+    kind: Literal["model", "tool"]
+    """What ran."""
+    name: str
+    """The model's or the tool's name."""
+    seq: int
+    """The first event of the span (a model call's "calling model" line, a tool's start or result)."""
+    end_seq: int | None = None
+    """The event that ended it (the model's answer, the tool's result); None while it runs."""
+    started_at: datetime | None = None
+    """When it started."""
+    ended_at: datetime | None = None
+    """When it ended: for a model call, its start plus the duration its status line reports."""
+    duration_ms: float | None = None
+    """How long it took: a model call as its status line reports it; a tool call until its result was recorded."""
+    tokens: int | None = None
+    """A model call's tokens (input plus output), as its status line reports them."""
+    call_id: str | None = None
+    """A tool call's id."""
+    is_error: bool = False
+    """A tool call that failed or was refused."""
+    ran: bool = True
+    """False for a tool call answered without running (denied, skipped, not run)."""
+
+
+class RunTimeline(BaseModel):
+    """One run of a session: its model and tool calls over time."""
+
+    first_seq: int
+    """Its first event."""
+    last_seq: int
+    """Its last event so far."""
+    title: str
+    """Its prompt, or "resumed" for a resumption."""
+    started_at: datetime | None = None
+    """When its first event was recorded."""
+    ended_at: datetime | None = None
+    """When its last line ("run completed", ...) was recorded; None while it goes on."""
+    outcome: str | None = None
+    """How it ended: completed, interrupted, failed, cancelled, hook_exit, max_turns; None while it goes on."""
+    error: str | None = None
+    """Why it failed, where the server recorded the reason."""
+    tokens: int = 0
+    """The tokens of its model calls."""
+    spans: list[Span] = Field(default_factory=list)
+    """Its model and tool calls, in the order they started."""
+
+
+class Timeline(BaseModel):
+    """A session's runs, oldest first."""
+
+    session_id: str
+    """The session."""
+    runs: list[RunTimeline]
+    """Its runs."""
+
+
+class ModelCallRequest(BaseModel):
+    """What a model call was sent, as rebuilt from the log and the agent (see `ModelCall.notes`)."""
+
+    model: str
+    """The model's name."""
+    provider: str
+    """The provider's name ("openai", "function", ...)."""
+    messages: list[Message]
+    """The conversation sent: the instructions (when they are a string), then every message logged before the call."""
+    tools: list[ToolSpec]
+    """The tools offered."""
+    settings: dict[str, Any]
+    """The request parameters the model sends with every call (`temperature`, `max_tokens`, ...)."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema the answer had to follow, if the agent has an `output_type`."""
+
+
+class ModelCall(BaseModel):
+    """One model call of a session: what it was sent, what it answered, its tokens and duration."""
+
+    session_id: str
+    """The session."""
+    turn: int | None = None
+    """Its turn in its run (from the "turn N: calling model" line)."""
+    seqs: list[int]
+    """Its events: the "calling model" line, the model's status line, the answer message."""
+    started_at: datetime | None = None
+    """When it was made."""
+    duration_ms: float | None = None
+    """How long the provider took, as the model's status line reports it."""
+    tokens: int | None = None
+    """Input plus output tokens, as the model's status line reports them."""
+    request: ModelCallRequest
+    """What the model was sent."""
+    response: Message | None = None
+    """What it answered (None: no answer is on record, e.g. the call failed)."""
+    error: str | None = None
+    """Why the run failed at this call, where the server recorded the reason."""
+    notes: list[str]
+    """Where the request may differ from what the provider got, and why."""
+
+
+class ForkBody(BaseModel):
+    """The body of `POST /v1/sessions/{id}/fork`: an earlier message to edit, and its new content.
+
+    `text` edits a user message (its text parts become this text; its other parts stay);
+    `content` edits a tool result. Exactly one of the two.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    at_seq: int = Field(ge=1, le=MAX_SEQ)
+    """The `seq` of the user message or tool result to edit; the fork copies the log before it."""
+    text: str | None = None
+    """The new text of a user message."""
+    content: str | None = None
+    """The new content of a tool result."""
+    call_id: str | None = None
+    """Which result to edit, when the tool message at `at_seq` holds several."""
+    is_error: StrictBool = False
+    """Whether the edited tool result is an error."""
+    id: Annotated[str, Field(json_schema_extra={"pattern": SESSION_ID_PATTERN})] | None = None
+    """The new session's id; a random one when absent. Taken ids answer 409."""
+
+    @field_validator("id")
+    @classmethod
+    def _valid_id(cls, value: str | None) -> str | None:
+        problem = session_id_problem(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _one_edit(self) -> ForkBody:
+        if (self.text is None) == (self.content is None):
+            raise ValueError("send exactly one of `text` (a user message's new text) or `content` (a tool result's)")
+        if self.text is not None and not self.text.strip():
+            raise ValueError("the text is blank: send the message the agent should answer")
+        return self

@@ -1,0 +1,278 @@
+"""Reading a session's log back for the inspector: titles, runs over time, and model calls.
+
+Everything here is derived from the log (the `all` view) as the loop writes it: a run's
+model call is its "turn N: calling model" line, the model's own status line ("scripted
+answered: text, 12 tokens, 40 ms") and the answer message; a tool call is its start (a
+status line or a marker holding `started` and `call_id`) and its result message. Tokens
+and durations come from the model's status line, the only place the loop records them.
+
+The request of a model call is rebuilt: the messages logged before the call, after the
+agent's instructions, with the agent's tools and its model's settings. `ModelCall.notes`
+says where that may differ from what the provider got (a hook that edited the
+conversation before the call, instructions or tools chosen by a function of the state).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from hookline.agent import Agent
+from hookline.conversation import user_actions_as_text
+from hookline.errors import ConfigError
+from hookline.events import Event
+from hookline.messages import Message, ToolResultPart
+from hookline.models import ToolSpec
+from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, RunTimeline, Span
+from hookline.server.relay import ends_run
+
+__all__ = ["CallEvents", "model_calls", "rebuild_call", "runs_of", "title_of", "when"]
+
+_CALLING = re.compile(r"turn (\d+): calling model")
+_ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
+_TITLE_CHARS = 80
+_NOTE_MESSAGES = ("messages: rebuilt from the log; a hook that changed the conversation before this call "
+                  "(e.g. a sliding window or a compaction) is not on record")
+_NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"
+
+
+def when(event: Event) -> datetime | None:
+    """When `event` happened: its own time, or its original's for an event copied into a fork."""
+    copied = event.metadata.get("copied_from")
+    if isinstance(copied, dict) and isinstance(copied.get("created_at"), str):
+        try:
+            return datetime.fromisoformat(copied["created_at"])
+        except ValueError:
+            return event.created_at
+    return event.created_at
+
+
+def title_of(events: Sequence[Event]) -> str:
+    """A session's title: the first line of its first user message, shortened."""
+    for event in events:
+        if event.kind == "message" and event.role == "user" and not event.partial and event.text.strip():
+            line = event.text.strip().splitlines()[0]
+            return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+    return ""
+
+
+@dataclass
+class CallEvents:
+    """The events of one model call (any may be missing: status lines can be switched off)."""
+
+    start: Event | None = None
+    answer: Event | None = None
+    message: Event | None = None
+
+    @property
+    def seqs(self) -> list[int]:
+        """The seqs of its events, in order."""
+        return [e.seq for e in (self.start, self.answer, self.message) if e is not None and e.seq is not None]
+
+    @property
+    def turn(self) -> int | None:
+        """Its turn, from the "calling model" line."""
+        found = _CALLING.fullmatch(self.start.text) if self.start is not None else None
+        return int(found.group(1)) if found else None
+
+    @property
+    def reported(self) -> tuple[str, int, int] | None:
+        """(model name, tokens, milliseconds) from the model's status line."""
+        found = _ANSWERED.fullmatch(self.answer.text) if self.answer is not None else None
+        return (found.group(1), int(found.group(2)), int(found.group(3))) if found else None
+
+
+def _is_start(event: Event) -> bool:
+    return event.kind == "status" and event.source == "agent" and _CALLING.fullmatch(event.text) is not None
+
+
+def _is_answer(event: Event) -> bool:
+    return event.kind == "status" and event.source == "llm" and _ANSWERED.fullmatch(event.text) is not None
+
+
+def model_calls(events: Sequence[Event]) -> list[CallEvents]:
+    """The model calls of `events` (log order), each with the events that record it."""
+    calls: list[CallEvents] = []
+    current: CallEvents | None = None
+    for event in events:
+        if _is_start(event):
+            current = CallEvents(start=event)
+            calls.append(current)
+        elif _is_answer(event):
+            if current is None or current.answer is not None:
+                current = CallEvents()
+                calls.append(current)
+            current.answer = event
+        elif event.kind == "message" and event.role == "assistant" and not event.partial:
+            if current is None or current.message is not None:
+                current = CallEvents()
+                calls.append(current)
+            current.message = event
+            current = None
+        elif event.kind == "message" or ends_run(event):
+            current = None
+    return calls
+
+
+# -- timelines ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    events: list[Event] = field(default_factory=list)
+    end: Event | None = None
+    error: str | None = None
+
+
+def _split_runs(events: Sequence[Event]) -> list[_Run]:
+    runs: list[_Run] = []
+    current = _Run()
+    for event in events:
+        if event.partial:
+            continue
+        if not current.events and runs and runs[-1].end is not None and _is_failure_note(event):
+            runs[-1].error = str(event.metadata["error"].get("message", event.text))
+            continue
+        current.events.append(event)
+        if ends_run(event):
+            current.end = event
+            runs.append(current)
+            current = _Run()
+    if current.events:
+        runs.append(current)
+    return runs
+
+
+def _is_failure_note(event: Event) -> bool:
+    return event.kind == "status" and isinstance(event.metadata.get("error"), dict)
+
+
+def runs_of(events: Sequence[Event]) -> list[RunTimeline]:
+    """The runs of a session's log (the `all` view), each with its model and tool calls over time."""
+    timelines = []
+    for run in _split_runs(events):
+        spans = sorted(_model_spans(run.events) + _tool_spans(run.events), key=lambda s: s.seq)
+        first, last = run.events[0], run.events[-1]
+        prompt = next((e for e in run.events if e.kind == "message" and e.role == "user"), None)
+        timelines.append(RunTimeline(
+            first_seq=first.seq or 0, last_seq=last.seq or 0,
+            title=title_of([prompt]) if prompt is not None else "resumed",
+            started_at=when(first), ended_at=when(run.end) if run.end else None,
+            outcome=run.end.text.removeprefix("run ") if run.end else None, error=run.error,
+            tokens=sum(s.tokens or 0 for s in spans), spans=spans,
+        ))
+    return timelines
+
+
+def _model_spans(events: Sequence[Event]) -> list[Span]:
+    spans = []
+    for call in model_calls(events):
+        first = call.start or call.answer or call.message
+        assert first is not None  # every call has one of its three events
+        reported = call.reported
+        started = when(first)
+        end = call.answer or call.message
+        duration: float | None = float(reported[2]) if reported else None
+        if duration is None and end is not None and end is not first:
+            duration = _ms_between(started, when(end))
+        name = reported[0] if reported else (call.message.author if call.message else "model")
+        ended = started + timedelta(milliseconds=duration) if started and duration is not None else None
+        spans.append(Span(kind="model", name=name, seq=first.seq or 0, end_seq=end.seq if end else None,
+                          started_at=started, ended_at=ended, duration_ms=duration,
+                          tokens=reported[1] if reported else None))
+    return spans
+
+
+def _tool_spans(events: Sequence[Event]) -> list[Span]:
+    spans: dict[str, Span] = {}
+    for event in events:
+        call_id = event.metadata.get("call_id")
+        if event.kind != "message" and event.metadata.get("started") and isinstance(call_id, str):
+            spans[call_id] = Span(kind="tool", name=event.author, seq=event.seq or 0, started_at=when(event),
+                                  call_id=call_id)
+        elif event.kind == "message" and event.role == "tool":
+            for result in (p for p in event.parts if isinstance(p, ToolResultPart)):
+                _close_tool_span(spans, result, event)
+    return list(spans.values())
+
+
+def _close_tool_span(spans: dict[str, Span], result: ToolResultPart, event: Event) -> None:
+    span = spans.get(result.call_id)
+    if span is None:  # answered without running: denied, skipped, or not run
+        span = spans[result.call_id] = Span(kind="tool", name=result.name or event.author, seq=event.seq or 0,
+                                            started_at=when(event), call_id=result.call_id, ran=False)
+    span.end_seq, span.ended_at, span.is_error = event.seq, when(event), result.is_error
+    span.duration_ms = _ms_between(span.started_at, span.ended_at)
+
+
+def _ms_between(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return max(0.0, (end - start).total_seconds() * 1000)
+
+
+# -- one model call ----------------------------------------------------------------------------
+
+
+def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: CallEvents) -> ModelCall:
+    """Rebuild model call `call` of a session's log (the `all` view): what it was sent and answered."""
+    first = min(call.seqs)
+    messages = [user_actions_as_text(e.to_message()) for e in events
+                if e.kind == "message" and not e.partial and e.seq is not None and e.seq < first]
+    notes = [_NOTE_MESSAGES]
+    system = _instructions(agent, notes)
+    tools = _tools(agent, notes)
+    notes.append(_NOTE_SETTINGS)
+    model = agent.model
+    settings = getattr(model, "settings", None)
+    request = ModelCallRequest(
+        model=model.name, provider=model.provider, messages=[*system, *messages], tools=tools,
+        settings=dict(settings) if isinstance(settings, dict) else {},
+        output_schema=agent.output_adapter.json_schema() if agent.output_adapter is not None else None,
+    )
+    reported = call.reported
+    start = call.start or call.answer or call.message
+    return ModelCall(
+        session_id=session_id, turn=call.turn, seqs=call.seqs, started_at=when(start) if start else None,
+        duration_ms=float(reported[2]) if reported else None, tokens=reported[1] if reported else None,
+        request=request, response=call.message.to_message() if call.message else None,
+        error=_failure_after(events, call) if call.message is None else None, notes=notes,
+    )
+
+
+def _instructions(agent: Agent, notes: list[str]) -> list[Message]:
+    instructions = agent.instructions
+    if isinstance(instructions, str):
+        return [Message.system(instructions)]
+    if instructions is not None:
+        notes.append("instructions: made by a function of the state before each call, which the log does not "
+                     "record; left out above")
+    return []
+
+
+def _tools(agent: Agent, notes: list[str]) -> list[ToolSpec]:
+    # The agent keeps how its tools are chosen to itself; the inspector must tell the cases apart.
+    if agent._tool_picker is not None:
+        notes.append("tools: chosen for each call by a function of the state, which the log does not record; "
+                     "left out above")
+        return []
+    tools = agent._static_tools
+    if agent._tool_index is not None:
+        try:
+            tools = agent._tool_index.current()
+        except ConfigError:
+            notes.append("tools: the toolsets (e.g. MCP servers) are not connected now; only the plain tools "
+                         "are listed")
+    return agent.specs_for(tools)
+
+
+def _failure_after(events: Sequence[Event], call: CallEvents) -> str | None:
+    last = max(call.seqs)
+    for event in events:
+        if (event.seq or 0) > last and _is_failure_note(event):
+            return str(event.metadata["error"].get("message", event.text))
+        if (event.seq or 0) > last and event.kind == "message":
+            return None
+    return None

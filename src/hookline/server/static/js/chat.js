@@ -1,0 +1,272 @@
+// The conversation: one <article class="turn"> per prompt, holding the user's message, an
+// activity block of status lines (collapsed), tool calls as cards, the answer (Markdown),
+// approvals, the audit of decisions and errors. Events arrive in log order.
+
+import { $, clock, describeCall, el, imageOf, prettyContent, pretty, textOf } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+
+export class Chat {
+  // handlers: {decide(callId, answer, card), fork({at_seq, text|content, call_id}), openSession(id)}
+  constructor(handlers) {
+    this.handlers = handlers;
+    this.reset();
+  }
+
+  reset() {
+    $("conversation").replaceChildren();
+    $("pending").replaceChildren();
+    this.turn = null;
+    this.approvals = new Map(); // call_id -> approval card
+    this.tools = new Map();     // call_id -> tool card
+  }
+
+  showEmpty(text) {
+    $("conversation").append(el("p", { class: "empty" }, text));
+  }
+
+  apply(event) {
+    if (event.partial) return this.showPending(event);
+    if (event.kind === "delta") return this.appendDelta(textOf(event));
+    if (event.kind === "status") return this.addStatus(event);
+    if (event.kind === "message") return this.addMessage(event);
+  }
+
+  // -- messages -------------------------------------------------------------------------------
+
+  addMessage(event) {
+    if (event.role === "user") return this.addUser(event);
+    if (event.role === "assistant") return this.addAnswer(event);
+    if (event.role === "tool") {
+      for (const part of event.parts) if (part.type === "tool_result") this.settleCall(part, event);
+    }
+  }
+
+  addUser(event) {
+    const turn = this.startTurn();
+    this.clearPending(event.author);
+    const body = document.createDocumentFragment();
+    for (const part of event.parts) {
+      if (part.type === "text") body.append(part.text);
+      else if (part.type === "tool_call") body.append(el("span", { class: "chip" }, describeCall(part)));
+      else if (part.type === "document") body.append(el("span", { class: "chip" }, `document: ${part.title}`));
+      else appendImage(body, part);
+    }
+    const row = el("div", { class: "user-row" }, el("div", { class: "msg user", "data-seq": event.seq ?? "" }, body));
+    if (event.seq && textOf(event).trim()) row.append(this.editButton(row, event));
+    turn.root.insertBefore(row, turn.activity);
+  }
+
+  addAnswer(event) {
+    const bubble = this.takeDraft();
+    const text = textOf(event);
+    const images = event.parts.map(imageOf).filter(Boolean);
+    if (text || images.length) {
+      bubble.replaceChildren(renderMarkdown(text), ...images);
+      bubble.dataset.seq = event.seq ?? "";
+      this.place(bubble);
+    } else {
+      bubble.remove();
+    }
+    for (const call of event.parts.filter((p) => p.type === "tool_call")) this.addToolCard(call);
+  }
+
+  // -- tool calls -----------------------------------------------------------------------------
+
+  addToolCard(call) {
+    const state = el("span", { class: "tool-state" }, "called");
+    const result = el("pre", { class: "json" }, "no result yet");
+    const card = el("details", { class: "tool-card", "data-call": call.id },
+      el("summary", {}, el("span", { class: "tool-name" }, describeCall(call)), " ", state),
+      el("div", { class: "tool-body" },
+        el("h4", {}, "Arguments"),
+        el("pre", { class: "json" }, typeof call.arguments === "string" ? call.arguments : pretty(call.arguments)),
+        el("h4", {}, "Result"), result));
+    this.tools.set(call.id, { card, state, result });
+    this.place(card);
+  }
+
+  settleCall(part, event) {
+    const tool = this.tools.get(part.call_id);
+    if (tool) {
+      tool.state.textContent = part.is_error ? "failed" : "returned";
+      tool.card.classList.toggle("failed", part.is_error);
+      tool.result.textContent = prettyContent(part.content);
+      if (event.seq) {
+        tool.card.querySelector(".tool-body").append(this.editResultButton(tool, part, event));
+      }
+    }
+    const card = this.approvals.get(part.call_id);
+    if (card) {
+      card.remove();
+      this.approvals.delete(part.call_id);
+    }
+  }
+
+  // -- status lines, approvals, errors ----------------------------------------------------------
+
+  addStatus(event) {
+    const turn = this.turn || this.startTurn();
+    const text = textOf(event);
+    const meta = event.metadata || {};
+    turn.lines.append(el("li", {}, el("span", { class: "source" }, `[${event.source || "agent"}]`), ` ${text}`));
+    const count = turn.lines.children.length;
+    turn.summary.textContent = `${count} step${count === 1 ? "" : "s"}: ${text}`;
+    if (meta.interrupted) this.showApproval(meta.interrupted);
+    if (meta.approval) this.showAudit(meta.approval, event);
+    if (meta.forked_from) this.showFork(meta.forked_from);
+    if (meta.error) this.showError(meta.error.message || text);
+  }
+
+  showApproval(item) {
+    const old = this.approvals.get(item.call_id);
+    if (old) old.remove();
+    const approve = el("button", { type: "button", class: "approve" }, "Approve");
+    const deny = el("button", { type: "button", class: "deny" }, "Deny");
+    const reasonId = `reason-${item.call_id}`;
+    const reason = el("input", { id: reasonId, type: "text", class: "reason", placeholder: "optional" });
+    const problem = el("p", { class: "problem", role: "alert", hidden: true });
+    const card = el("div", { class: "approval", role: "group", "aria-label": `Approve ${item.name}?` },
+      el("p", {}, el("strong", {}, "Approval needed: "), describeCall(item), item.reason ? ` (${item.reason})` : ""),
+      el("div", { class: "row" }, approve, deny,
+        el("label", { for: reasonId, class: "reason-label" }, "Reason for a denial"), reason),
+      problem);
+    card.problem = problem;
+    approve.addEventListener("click", () => this.handlers.decide(item.call_id, true, card));
+    const refuse = () => this.handlers.decide(item.call_id, reason.value.trim() || false, card);
+    deny.addEventListener("click", refuse);
+    reason.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); refuse(); } });
+    this.approvals.set(item.call_id, card);
+    this.place(card);
+    approve.focus();
+  }
+
+  showAudit(approval, event) {
+    const verb = approval.decision === "approved" ? "approved" : "denied";
+    const line = el("p", { class: `audit ${verb}` },
+      el("span", { "aria-hidden": "true" }, verb === "approved" ? "✔ " : "✘ "),
+      `${approval.user} ${verb} ${approval.name}`, approval.reason ? `: ${approval.reason}` : "",
+      el("time", { datetime: event.created_at || "" }, event.created_at ? ` at ${clock(event.created_at)}` : ""));
+    this.place(line);
+  }
+
+  showFork(origin) {
+    const open = el("button", { type: "button", class: "link" }, `session ${origin.session_id.slice(0, 12)}`);
+    open.addEventListener("click", () => this.handlers.openSession(origin.session_id));
+    this.place(el("p", { class: "fork-note" }, "Forked by ", origin.user, " from ", open, ` at event ${origin.seq}`));
+  }
+
+  showError(message) {
+    const root = this.turn ? this.turn.root : $("conversation");
+    for (const node of root.querySelectorAll(".error")) if (node.dataset.message === message) return;
+    const box = el("div", { class: "error", role: "alert", "data-message": message }, el("strong", {}, "Failed: "), message);
+    root.append(box);
+    scrollToEnd();
+  }
+
+  // -- pending drafts -----------------------------------------------------------------------
+
+  showPending(event) {
+    this.clearPending(event.author);
+    const parts = event.parts.map((p) => (p.type === "tool_call" ? describeCall(p) : p.text || p.title || p.type));
+    $("pending").append(el("div", { class: "pending", "data-author": event.author },
+      el("strong", {}, `Pending draft (${event.author}): `), parts.join(", ")));
+  }
+
+  clearPending(author) {
+    for (const node of document.querySelectorAll("#pending .pending")) {
+      if (node.dataset.author === author) node.remove();
+    }
+  }
+
+  // -- turns and the streamed draft -----------------------------------------------------------
+
+  startTurn() {
+    this.finishDraft();
+    document.querySelectorAll("#conversation > .empty").forEach((node) => node.remove());
+    const summary = el("summary", {}, "activity");
+    const lines = el("ol");
+    const activity = el("details", { class: "activity" }, summary, lines);
+    const root = el("article", { class: "turn" }, activity);
+    $("conversation").append(root);
+    this.turn = { root, activity, lines, summary, draft: null };
+    return this.turn;
+  }
+
+  appendDelta(text) {
+    const turn = this.turn || this.startTurn();
+    if (!turn.draft) {
+      turn.draft = el("div", { class: "msg assistant streaming", "aria-busy": "true" });
+      this.place(turn.draft);
+    }
+    turn.draft.textContent += text;
+    scrollToEnd();
+  }
+
+  takeDraft() {
+    const turn = this.turn || this.startTurn();
+    const bubble = turn.draft || el("div", { class: "msg assistant" });
+    bubble.classList.remove("streaming");
+    bubble.removeAttribute("aria-busy");
+    turn.draft = null;
+    return bubble;
+  }
+
+  finishDraft() {
+    if (this.turn && this.turn.draft) {
+      this.turn.draft.classList.remove("streaming");
+      this.turn.draft.removeAttribute("aria-busy");
+      this.turn.draft = null;
+    }
+  }
+
+  place(node) {
+    (this.turn || this.startTurn()).root.append(node);
+    scrollToEnd();
+  }
+
+  // -- editing earlier messages (forks) -------------------------------------------------------
+
+  editButton(bubble, event) {
+    const button = el("button", { type: "button", class: "edit", "aria-label": "Edit and fork from here" }, "Edit");
+    button.addEventListener("click", () => {
+      this.editor(bubble, textOf(event), "New text", (text) => this.handlers.fork({ at_seq: event.seq, text }));
+    });
+    return button;
+  }
+
+  editResultButton(tool, part, event) {
+    const button = el("button", { type: "button", class: "edit" }, "Edit result and fork");
+    button.addEventListener("click", () => {
+      this.editor(tool.card, part.content, "New result",
+        (content) => this.handlers.fork({ at_seq: event.seq, content, call_id: part.call_id }));
+    });
+    return button;
+  }
+
+  editor(anchor, text, label, submit) {
+    const id = `edit-${Math.random().toString(36).slice(2)}`;
+    const box = el("textarea", { id, rows: 3 });
+    box.value = text;
+    const form = el("form", { class: "editor" },
+      el("label", { for: id }, label), box,
+      el("div", { class: "row" }, el("button", { type: "submit", class: "primary" }, "Fork and run"),
+        el("button", { type: "button", class: "cancel" }, "Cancel")));
+    const close = () => { form.remove(); anchor.hidden = false; };
+    form.addEventListener("submit", (e) => { e.preventDefault(); if (box.value.trim()) { close(); submit(box.value); } });
+    form.querySelector(".cancel").addEventListener("click", close);
+    form.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); close(); } });
+    anchor.hidden = true;
+    anchor.after(form);
+    box.focus();
+  }
+}
+
+function appendImage(node, part) {
+  const image = imageOf(part);
+  if (image) node.append(image);
+}
+
+export function scrollToEnd() {
+  const box = $("conversation");
+  box.scrollTop = box.scrollHeight;
+}

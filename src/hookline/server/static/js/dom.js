@@ -1,0 +1,62 @@
+// Small DOM helpers. Text from the server is only ever set as text (never as markup).
+
+export const $ = (id) => document.getElementById(id);
+
+// Build an element: el("button", {type: "button", class: "x"}, "text", child, ...).
+// Attributes are set with setAttribute (so "on..." strings never become handlers: none are used).
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value === true ? "" : value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+export function textOf(event) {
+  return (event.parts || []).filter((p) => p.type === "text").map((p) => p.text).join("");
+}
+
+export function describeCall(call) {
+  const args = call.arguments;
+  const shown = typeof args === "string" ? args
+    : Object.entries(args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
+  return `${call.name}(${shown})`;
+}
+
+export function pretty(value) {
+  return JSON.stringify(value, null, 2);
+}
+
+// A tool result's content, pretty-printed when it is JSON.
+export function prettyContent(content) {
+  const text = String(content ?? "");
+  const start = text.trimStart()[0];
+  if (start === "{" || start === "[") {
+    try { return pretty(JSON.parse(text)); } catch { /* not JSON: shown as it is */ }
+  }
+  return text;
+}
+
+export function clock(iso) {
+  return iso ? new Date(iso).toLocaleTimeString() : "";
+}
+
+export function duration(ms) {
+  if (ms === null || ms === undefined) return "";
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+// Image parts are not part of hookline's messages yet: render one if a part says it is an
+// image and gives a URL or base64 data; anything else is skipped.
+export function imageOf(part) {
+  const kind = part.kind || part.type;
+  if (kind !== "image") return null;
+  let src = typeof part.url === "string" ? part.url : null;
+  if (!src && typeof part.data === "string") {
+    const mime = part.mime_type || part.media_type || "image/png";
+    src = part.data.startsWith("data:") ? part.data : `data:${mime};base64,${part.data}`;
+  }
+  if (!src || !/^(https?:|data:image\/(png|jpeg|gif|webp|avif);)/i.test(src)) return null;
+  return el("img", { src, alt: part.alt || part.title || "image", class: "part-image", loading: "lazy" });
+}

@@ -1,0 +1,54 @@
+"""The HTTP API as a client uses it: create a session, read a stream of server-sent events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+SSE = {"Accept": "text/event-stream"}
+"""The headers asking for server-sent events."""
+
+
+async def new_session(http: httpx.AsyncClient, **body: Any) -> str:
+    """Create a session (with `body`); return its id."""
+    response = await http.post("/v1/sessions", json=body)
+    assert response.status_code == 201, response.text
+    session_id: str = response.json()["id"]
+    return session_id
+
+
+class Frame:
+    """One server-sent event as a client sees it."""
+
+    def __init__(self, id: str | None, event: str | None, data: str) -> None:
+        self.id, self.event, self.data = id, event, data
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.data)
+
+    def __repr__(self) -> str:
+        return f"Frame(id={self.id!r}, event={self.event!r}, data={self.data[:60]!r})"
+
+
+async def sse_frames(response: httpx.Response) -> AsyncIterator[Frame]:
+    """Parse a `text/event-stream` body into frames (comments skipped), as a browser would."""
+    fields: dict[str, str] = {}
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield Frame(fields.get("id"), fields.get("event"), "\n".join(data))
+            fields, data = {}, []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            data.append(value)
+        else:
+            fields[name] = value
