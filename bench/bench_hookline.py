@@ -1,7 +1,19 @@
-"""hookline on the shared "add-loop" scenario (../shared/bench/SCENARIO.md).
+#!/usr/bin/env python3
+"""hookline's adapter for the add-loop benchmark (bench/harness.py).
 
-Run from the project root: `python bench/bench_hookline.py --T 10` (prints one JSON line).
-The harness (`bench_common.py`) is imported from ../shared/bench/peers, not copied.
+    .venv/bin/python bench/bench_hookline.py --T 10 --phases seq   # = bench/harness.py hookline ...
+
+`BENCH_FEATURES` (comma-separated) turns features on, to measure what each costs:
+
+- `hooks`: one no-op sync hook at each of the seven hook points;
+- `stream`: consume `.stream()` instead of awaiting the request;
+- `nostatus`: `StatusOptions(agent=False, llm=False, tool=False)` (status events are only built
+  when something receives them: a stream or a session);
+- `memory`: each run in a fresh session of an `InMemorySessionStore`;
+- `tracing`: OpenTelemetry on (the SDK, a `SimpleSpanProcessor`, an in-memory exporter);
+  `tracing-content` adds `include_content=True`.
+
+The `seqdb` phase persists each run to a fresh session of a `SQLiteSessionStore` file.
 """
 
 from __future__ import annotations
@@ -9,69 +21,114 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import tempfile
+from collections.abc import Awaitable, Callable
 from itertools import count
-from pathlib import Path
+from typing import Any
 
-PEERS = Path(os.environ.get("HOOKLINE_PEERS", Path(__file__).resolve().parents[2] / "shared" / "bench" / "peers"))
-sys.path.insert(0, str(PEERS))
+from harness import Runner, Setup, main
+from scenario import SYSTEM_PROMPT, USER_PROMPT, check_run, fake_decision
 
-from bench_common import SYSTEM_PROMPT, USER_PROMPT, add, check_result, fake_decision, main  # noqa: E402
+import hookline
+from hookline import Agent, HookPoint, RunResult, State, StatusOptions, ToolCallPart, hook
+from hookline.models import FunctionModel, ModelRequest, ModelResponse
+from hookline.sessions import SessionStore
+from hookline.usage import Usage
 
-import hookline  # noqa: E402
-from hookline import Agent, ToolCallPart  # noqa: E402
-from hookline.models import FunctionModel, ModelRequest, ModelResponse  # noqa: E402
-from hookline.usage import Usage  # noqa: E402
+NAME = "hookline"
+PERSISTS = True
+FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content")
 
 
-async def factory(T: int, sleep_s: float, persist: bool):
-    async def model(request: ModelRequest) -> ModelResponse:
+def version() -> str:
+    """hookline's version."""
+    return hookline.__version__
+
+
+def features() -> set[str]:
+    """The features `BENCH_FEATURES` turns on; an unknown one stops the benchmark."""
+    asked = {f for f in os.environ.get("BENCH_FEATURES", "").split(",") if f}
+    if unknown := asked - set(FEATURES):
+        raise SystemExit(f"unknown BENCH_FEATURES {', '.join(sorted(unknown))}; expected: {', '.join(FEATURES)}")
+    return asked
+
+
+def fake_model(T: int, sleep_s: float) -> FunctionModel:
+    """The scenario's model: it counts the tool results it is shown and answers at once."""
+    usage = Usage(input_tokens=10, output_tokens=5)
+
+    async def answer(request: ModelRequest) -> ModelResponse:
         if sleep_s:
             await asyncio.sleep(sleep_s)
-        n = sum(1 for m in request.messages if m.role == "tool")
-        decision = fake_decision(n, T)
-        usage = Usage(input_tokens=10, output_tokens=5)
+        decision = fake_decision(sum(1 for m in request.messages if m.role == "tool"), T)
         if decision is None:
             return ModelResponse(text="done", usage=usage)
-        calls = [ToolCallPart(id=cid, name="add", arguments=args) for cid, args in decision]
-        return ModelResponse(tool_calls=calls, usage=usage)
+        return ModelResponse(tool_calls=[ToolCallPart(id=i, name="add", arguments=a) for i, a in decision], usage=usage)
 
-    store = None
-    if persist:
-        from hookline.sessions import SQLiteSessionStore
-
-        store = SQLiteSessionStore(os.path.join(tempfile.mkdtemp(prefix="hookline_bench_"), "s.db"))
-    agent = Agent(model=FunctionModel(model), instructions=SYSTEM_PROMPT, tools=[add], max_turns=T + 1,
-                  session_store=store)
-    ids = count()
-
-    async def run_once() -> None:
-        request = agent.prompt(USER_PROMPT)
-        if store is not None:
-            request = request.session(f"s{next(ids)}")
-        result = await request
-        n_results = sum(len(m.tool_results) for m in result.messages)
-        check_result(result.output, n_results, T)
-
-    async def cleanup() -> None:
-        if store is not None:
-            await store.aclose()
-
-    return run_once, cleanup
+    return FunctionModel(answer)
 
 
-def instrument_tracing() -> None:
-    """BENCH_TRACING=1: OpenTelemetry on (the SDK, a synchronous processor, an in-memory exporter)."""
+@hook
+def noop(state: State) -> None:
+    """A hook that does nothing: its cost is the dispatch's."""
+
+
+def instrument_tracing(include_content: bool) -> None:
+    """OpenTelemetry on: the SDK, a synchronous processor, an in-memory exporter."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
-    hookline.instrument(provider, include_content=os.environ.get("BENCH_TRACING") == "content")
+    hookline.instrument(provider, include_content=include_content)
+
+
+def _store(setup: Setup, on: set[str]) -> SessionStore | None:
+    if setup.db_path is not None:
+        from hookline.sessions import SQLiteSessionStore
+
+        return SQLiteSessionStore(str(setup.db_path))
+    if "memory" in on:
+        from hookline.sessions import InMemorySessionStore
+
+        return InMemorySessionStore()
+    return None
+
+
+def _runner(agent: Agent, T: int, *, sessions: bool, stream: bool) -> Callable[[], Awaitable[None]]:
+    ids = count()
+
+    async def run_once() -> None:
+        request = agent.prompt(USER_PROMPT)
+        if sessions:
+            request = request.session(f"s{next(ids)}")
+        result: RunResult | None
+        if stream:
+            async for _ in request.stream():
+                pass
+            result = request.result
+        else:
+            result = await request
+        assert result is not None
+        check_run(result.output, sum(len(m.tool_results) for m in result.messages), T)
+
+    return run_once
+
+
+async def build(setup: Setup) -> Runner:
+    """hookline's agent for the scenario, with the features `BENCH_FEATURES` asks for."""
+    on = features()
+    if on & {"tracing", "tracing-content"}:
+        instrument_tracing(include_content="tracing-content" in on)
+    store = _store(setup, on)
+    silent = StatusOptions(agent=False, llm=False, tool=False)
+    hooks: dict[HookPoint, list[Any]] = {point: [noop] for point in HookPoint} if "hooks" in on else {}
+    agent = Agent(model=fake_model(setup.T, setup.model_sleep_s), instructions=SYSTEM_PROMPT, tools=[setup.tool],
+                  max_turns=setup.T + 1, session_store=store, hooks=hooks,
+                  status=silent if "nostatus" in on else None)
+    run_once = _runner(agent, setup.T, sessions=store is not None, stream="stream" in on)
+    return Runner(run_once, store.aclose if store is not None else None)
 
 
 if __name__ == "__main__":
-    if os.environ.get("BENCH_TRACING"):
-        instrument_tracing()
-    main("hookline", factory, hookline.__version__, supports_persist=True)
+    sys.exit(main(["hookline", *sys.argv[1:]]))

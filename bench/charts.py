@@ -3,7 +3,8 @@
 
     .venv/bin/python bench/charts.py bench/results/latest.jsonl [--out docs/perf]
 
-`bench/run.py` calls `draw_all(records, out_dir)` itself; this CLI redraws from raw JSONL.
+`bench/run.py` calls `draw_all(records, out_dir)` and `scaleout_chart(results, path)` itself;
+this CLI redraws the first two from raw JSONL.
 """
 
 # ruff: noqa: RUF002
@@ -21,19 +22,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from compare import config_of
 from matplotlib.ticker import FuncFormatter
 
 HOOKLINE = "hookline"
 FLOOR = "baseline-loop"
 COLORS = {HOOKLINE: "#d62728", FLOOR: "#7f7f7f"}
 PEER_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
-
-
-def _config(r: dict[str, Any]) -> str:
-    if r.get("config"):
-        return str(r["config"])
-    tool = r.get("tool", "sync")
-    return f"t{r['T']}" if tool == "sync" else f"t{r['T']}-{tool}"
 
 
 def _per_turn(records: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], list[float]], dict[str, str], list[str]]:
@@ -44,7 +39,7 @@ def _per_turn(records: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], list
         if r.get("per_turn_us") is None:
             continue
         fw = r["framework"]
-        vals[(fw, _config(r))].append(float(r["per_turn_us"]))
+        vals[(fw, config_of(r))].append(float(r["per_turn_us"]))
         labels.setdefault(fw, r.get("label") or fw)
         if fw not in order:
             order.append(fw)
@@ -117,6 +112,34 @@ def growth_lines(records: list[dict[str, Any]], path: Path) -> Path | None:
     ax.set_title("Per-turn cost against history length (flat = linear-time runs)")
     ax.grid(which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def scaleout_chart(results: list[dict[str, Any]], path: Path) -> Path | None:
+    """The scale-out load test by N: runs per second (bars), and follower latency p50/p99 (lines, log scale)."""
+    if not results:
+        return None
+    ns = [str(r["processes"]) for r in results]
+    fig, (rate, latency) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
+    bars = rate.bar(ns, [r["runs_per_s"] for r in results], color=COLORS[HOOKLINE], width=0.6)
+    rate.bar_label(bars, fmt="%.1f", fontsize=8)
+    rate.set_xlabel("N server processes")
+    rate.set_ylabel("runs per second (saturated)")
+    rate.set_title("Throughput")
+    for phase, color in (("saturated", COLORS[HOOKLINE]), ("light", PEER_COLORS[0])):
+        for q, style in (("p50_ms", "-o"), ("p99_ms", "--^")):
+            latency.plot(ns, [r[phase][q] for r in results], style, color=color, label=f"{q[:3]} {phase}")
+    latency.set_yscale("log")
+    latency.yaxis.set_major_formatter(FuncFormatter(_plain))
+    latency.set_xlabel("N server processes")
+    latency.set_ylabel("commit → follower, ms (log)")
+    latency.set_title("Follower latency")
+    latency.grid(which="both", alpha=0.25)
+    latency.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

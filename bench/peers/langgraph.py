@@ -1,0 +1,35 @@
+"""langgraph: the prebuilt `create_react_agent` on a chat model that plays the scenario's model."""
+
+from __future__ import annotations
+
+import warnings
+from importlib.metadata import version as installed
+
+from harness import Runner, Setup
+from langgraph.prebuilt import create_react_agent
+from scenario import SYSTEM_PROMPT, USER_PROMPT, check_run
+
+from peers._langchain_model import FakeChatModel, tool_results
+
+NAME = "langgraph"
+PERSISTS = False
+
+warnings.filterwarnings("ignore")  # create_react_agent is deprecated in favour of langchain's create_agent
+
+
+def version() -> str:
+    """The installed langgraph."""
+    return installed("langgraph")
+
+
+async def build(setup: Setup) -> Runner:
+    """A langgraph ReAct agent for the scenario."""
+    agent = create_react_agent(FakeChatModel(T=setup.T, sleep_s=setup.model_sleep_s), tools=[setup.tool],
+                               prompt=SYSTEM_PROMPT)
+    config = {"recursion_limit": 4 * setup.T + 20}
+
+    async def run_once() -> None:
+        messages = (await agent.ainvoke({"messages": [("user", USER_PROMPT)]}, config=config))["messages"]
+        check_run(messages[-1].content, tool_results(messages), setup.T)
+
+    return Runner(run_once)
