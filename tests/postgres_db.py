@@ -11,6 +11,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
@@ -43,3 +44,10 @@ def fresh_database(prefix: str) -> Iterator[str]:
         yield f"{SERVER}/{name}"
     finally:
         asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def with_password(url: str, password: str) -> str:
+    """`url` with `password` given for its user (the test server trusts any password)."""
+    parts = urlsplit(url)
+    netloc = f"{parts.username or 'postgres'}:{password}@{parts.hostname}:{parts.port or 5432}"
+    return urlunsplit(parts._replace(netloc=netloc))

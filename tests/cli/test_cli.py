@@ -8,7 +8,6 @@ import shlex
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -22,7 +21,7 @@ from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, Ses
 from hookline.models import FunctionModel, ModelRequest, ModelResponse, register_provider
 from hookline.sessions.sqlite import SQLiteSessionStore
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
-from postgres_db import fresh_database
+from postgres_db import fresh_database, with_password
 
 AGENTS = Path(__file__).with_name("agents.py")
 _ENV = ("HOOKLINE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HOOKLINE_DATABASE_URL", "HOOKLINE_DB",
@@ -336,13 +335,6 @@ def test_sessions_go_to_postgres_when_hookline_database_url_is_set(
     assert not (tmp_path / "hookline.db").exists()
     assert invoke("sessions", "rm", "pg").exit_code == 0
     assert invoke("sessions", "show", "pg").exit_code == 3
-
-
-def with_password(url: str, password: str) -> str:
-    """`url` with `password` added to its user."""
-    parts = urlsplit(url)
-    netloc = f"{parts.username or 'postgres'}:{password}@{parts.hostname}:{parts.port or 5432}"
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def test_no_error_shows_a_dsn_password(postgres_url: str) -> None:

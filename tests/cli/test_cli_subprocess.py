@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -22,6 +22,7 @@ from hookline import Event
 from hookline.errors import ConfigError
 from hookline.models import resolve_model
 from hookline.testing import FakeOpenAIServer
+from waiting import wait_until
 
 AGENTS = Path(__file__).with_name("agents.py")
 HOOKLINE = shutil.which("hookline", path=str(Path(sys.executable).parent)) or shutil.which("hookline")
@@ -122,14 +123,6 @@ class Running:
                 stream.close()
 
 
-def wait_until(condition: Callable[[], object]) -> None:
-    """Wait until `condition()` is true (it is state another thread changes)."""
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not come true"
-        time.sleep(0.01)
-
-
 def assert_quick_exit(running: Running, *, limit: float = CTRL_C_LIMIT) -> float:
     """Assert that the process exited 130, within `limit` s of Ctrl-C, without a traceback; return the time."""
     code, seconds = running.exit()
@@ -196,7 +189,7 @@ def test_ctrl_c_during_a_model_call_exits_130(server: FakeOpenAIServer, tmp_path
     server.enqueue_delay(30)
     with Running(["run", "hi", *MODEL], fake_env(server), tmp_path) as running:
         running.wait_for("calling model")
-        wait_until(lambda: server.requests)
+        wait_until(lambda: server.requests, "the fake server got the request", deadline=DEADLINE)
         running.interrupt()
         assert_quick_exit(running)
 
@@ -343,7 +336,8 @@ def test_ctrl_c_stops_a_server_with_a_run_streaming_within_2_s(tmp_path: Path, a
         session_id = httpx.post(f"{url}/v1/sessions", json={}).json()["id"]
         client = Streamer(url, session_id)
         assert client.started.wait(DEADLINE)
-        wait_until(lambda: "turn 1: calling model" in client.texts())
+        wait_until(lambda: "turn 1: calling model" in client.texts(), "the follower saw the model called",
+                   deadline=DEADLINE)
         running.interrupt()
         code, seconds = running.exit()
         print(f"serve ({agent}) exit {code} {seconds:.2f} s after Ctrl-C")

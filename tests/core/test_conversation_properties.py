@@ -3,7 +3,7 @@ that edits `state.messages` either leaves the conversation valid — the run goe
 every request a model receives has each tool call answered exactly once right after its
 call and no orphan result — or the run stops with a `HookError` naming that hook and point.
 
-The oracle is `conftest.conversation_error`, written independently of
+The oracle is `invariant.conversation_error`, written independently of
 `hookline.conversation`; the library's own check is compared with it where they must agree.
 """
 
@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hookline import Agent, HookError, Message, State, ToolCallPart, ToolResultPart, hook
 from hookline.conversation import conversation_problem
 
-from .conftest import Script, add, answer, call, calls, conversation_error
+from .invariant import conversation_error
+from .scripted import Script, add, answer, call, calls
 
 # turn -> the calls the scripted model makes on that turn (turn 3 answers in text)
 TURN_CALLS = {1: ["c1", "c2"], 2: ["c3"]}

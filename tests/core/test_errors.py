@@ -24,7 +24,7 @@ from hookline import (
 )
 from hookline.usage import Usage
 
-from .conftest import Script, add, call, calls
+from .scripted import Script, add, call, calls
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,9 @@ from hookline import (
     tool,
 )
 
-from .conftest import Script, Tracer, add, answer, at_every_point, call, calls, conversation_error, shapes
+from .invariant import conversation_error
+from .scripted import Script, add, answer, call, calls, shapes
+from .tracer import Tracer, at_every_point
 
 pytestmark = pytest.mark.anyio
 
@@ -122,7 +124,7 @@ async def test_sync_and_async_function_hooks_both_run() -> None:
 
     @hook
     async def awaited(state: State) -> None:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # suspends, as async hooks do: it must be awaited in order
         order.append(f"async:{state.point}")
 
     script = Script(answer("ok"))
@@ -154,7 +156,7 @@ async def test_class_hook_run_async_is_preferred_over_run() -> None:
             self.calls.append("run")
 
         async def run_async(self, state: State) -> None:
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # a real suspension point, as async hooks have
             self.calls.append("run_async")
 
     both = Both()
@@ -798,23 +800,28 @@ async def test_exit_in_after_run_does_not_change_how_the_run_stopped() -> None:
     assert result.output == "done"
 
 
-async def test_concurrent_first_runs_warm_each_hook_once() -> None:
-    import asyncio
-
+async def test_a_run_started_while_another_warms_up_does_not_warm_again() -> None:
     from hookline.models import FunctionModel, ModelResponse
 
     warmed: list[str] = []
+    warming, finish_warming = asyncio.Event(), asyncio.Event()
 
     class Slow:
         name = "slow"
 
         async def warm_up_async(self) -> None:
             warmed.append("warm")
-            await asyncio.sleep(0.01)
+            warming.set()
+            await finish_warming.wait()
 
         def run(self, state: State) -> None:
             pass
 
     agent = Agent(model=FunctionModel(lambda r: ModelResponse(text="ok")), hooks={"before_run": [Slow()]})
-    await asyncio.gather(agent.prompt("a"), agent.prompt("b"))
+    first = asyncio.ensure_future(agent.prompt("a"))
+    await warming.wait()
+    async with asyncio.timeout(10):  # the second run neither warms the hook nor waits for the first to finish
+        assert (await agent.prompt("b")).output == "ok"
+    finish_warming.set()
+    assert (await first).output == "ok"
     assert warmed == ["warm"]

@@ -10,7 +10,7 @@ import pytest
 from hookline import Agent, MaxTurnsExceeded, Message, State, TextPart, ToolCallPart, tool
 from hookline.models import ModelRequest, ModelResponse
 
-from .conftest import Script, add, answer, call, calls, shapes
+from .scripted import Script, add, answer, call, calls, shapes
 
 pytestmark = pytest.mark.anyio
 
@@ -309,17 +309,26 @@ async def test_tool_calls_of_one_turn_run_concurrently() -> None:
     assert result.stop_reason == "completed"
 
 
-def _in_flight_probe() -> tuple[object, list[int]]:
+def _in_flight_probe(calls: int, bound: int) -> tuple[object, list[int]]:
+    """A tool counting its calls running at once, at most: each call holds until `bound` of them run
+    (or every call has started), so a bound that lets fewer through times out and one that lets
+    more through shows in the count."""
     peak = [0]
     running = [0]
+    started = [0]
+    changed = asyncio.Condition()
 
     @tool
     async def probe(n: int) -> int:
         """Count calls running at once."""
-        running[0] += 1
-        peak[0] = max(peak[0], running[0])
-        await asyncio.sleep(0.01)
-        running[0] -= 1
+        async with changed:
+            running[0] += 1
+            started[0] += 1
+            peak[0] = max(peak[0], running[0])
+            changed.notify_all()
+            async with asyncio.timeout(10):
+                await changed.wait_for(lambda: running[0] >= bound or started[0] == calls)
+            running[0] -= 1
         return n
 
     return probe, peak
@@ -327,7 +336,7 @@ def _in_flight_probe() -> tuple[object, list[int]]:
 
 @pytest.mark.parametrize(("concurrency", "expected_peak"), [(1, 1), (2, 2), (None, 4), (10, 6)])
 async def test_tool_concurrency_bounds_calls_in_flight(concurrency: int | None, expected_peak: int) -> None:
-    probe, peak = _in_flight_probe()
+    probe, peak = _in_flight_probe(6, expected_peak)
     script = Script(calls(*(call(f"c{n}", "probe", n=n) for n in range(1, 7))), answer("done"))
     options = {} if concurrency is None else {"tool_concurrency": concurrency}
     await Agent(model=script.model, tools=[probe], **options).prompt("go")
@@ -339,15 +348,13 @@ async def test_tool_concurrency_bounds_calls_in_flight(concurrency: int | None, 
 async def test_closing_a_stream_early_cancels_the_run() -> None:
     from contextlib import aclosing
 
-    started = asyncio.Event()
     outcome: list[str] = []
 
     @tool
     async def slow() -> str:
         """Take a long time."""
-        started.set()
         try:
-            await asyncio.sleep(10)
+            await asyncio.sleep(10)  # the tool's work: far longer than the test lets it run
         except asyncio.CancelledError:
             outcome.append("cancelled")
             raise
@@ -359,30 +366,30 @@ async def test_closing_a_stream_early_cancels_the_run() -> None:
         async for event in events:
             if event.kind == "status" and event.text.startswith("running slow"):
                 break
-    await asyncio.sleep(0)
     assert outcome == ["cancelled"]
     assert script.count == 1
 
 
 async def test_results_are_recorded_in_call_order_not_completion_order() -> None:
     finished: list[str] = []
+    fast_finished = asyncio.Event()
 
     @tool
-    async def nap(name: str, seconds: float) -> str:
-        """Sleep, then answer."""
-        await asyncio.sleep(seconds)
+    async def finish(name: str) -> str:
+        """Finish; the call named "slow" only once the one named "fast" has."""
+        if name == "slow":
+            async with asyncio.timeout(10):  # calls run one after the other would never get here
+                await fast_finished.wait()
         finished.append(name)
-        return f"{name} woke"
+        fast_finished.set()
+        return f"{name} finished"
 
-    script = Script(
-        calls(call("slow", "nap", name="slow", seconds=0.05), call("fast", "nap", name="fast", seconds=0)),
-        answer("done"),
-    )
-    result = await Agent(model=script.model, tools=[nap]).prompt("go")
+    script = Script(calls(call("slow", "finish", name="slow"), call("fast", "finish", name="fast")), answer("done"))
+    result = await Agent(model=script.model, tools=[finish]).prompt("go")
 
     assert finished == ["fast", "slow"]
     assert shapes(result.messages)[2:4] == ["tool:slow", "tool:fast"]
-    assert [r.content for r in script.results(2)] == ["slow woke", "fast woke"]
+    assert [r.content for r in script.results(2)] == ["slow finished", "fast finished"]
 
 
 async def test_sync_tools_run_and_mix_with_async_ones() -> None:
@@ -432,7 +439,7 @@ async def test_prompt_may_be_a_user_message() -> None:
 
 async def test_async_script_is_awaited() -> None:
     async def script(request: ModelRequest) -> ModelResponse:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a real suspension point, as a model call has
         return answer(f"{len(request.messages)} message(s)")
 
     from hookline.models import FunctionModel

@@ -16,7 +16,8 @@ import pytest
 
 from hookline import Agent, HookError, HooklineError, MaxTurnsExceeded, RunResult, State, tool
 
-from .conftest import Script, add, answer, at_every_point, call, calls, shapes
+from .scripted import Script, add, answer, call, calls, shapes
+from .tracer import at_every_point
 
 MODES = ["await", "run_sync", "stream"]
 
@@ -24,7 +25,7 @@ MODES = ["await", "run_sync", "stream"]
 @tool
 async def mul(a: int, b: int) -> int:
     """Multiply two integers."""
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # suspends, so every mode must await the tool
     return a * b
 
 

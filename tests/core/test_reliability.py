@@ -32,7 +32,8 @@ from hookline.events import select_view
 from hookline.resume import DIED_REASON
 from hookline.sessions import InMemorySessionStore, SessionStore
 
-from .conftest import Script, add, answer, call, calls, conversation_error
+from .invariant import conversation_error
+from .scripted import Script, add, answer, call, calls
 
 pytestmark = pytest.mark.anyio
 
@@ -266,9 +267,9 @@ async def test_a_cyclic_tool_result_is_sent_as_text() -> None:
 def slow_tool(started: asyncio.Event | threading.Event) -> Any:
     @tool
     async def slow(seconds: float) -> str:
-        """Sleep."""
+        """Work for `seconds`: far longer than a test lets it, so only a cancel ends it."""
         started.set()
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds)  # the tool's work
         return "slept"
 
     return slow

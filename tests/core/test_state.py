@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from hookline import Agent, HookError, Message, State, TextPart, ToolCallPart, ToolResultPart, hook
 
-from .conftest import Script, add, answer, at_every_point, call, calls
+from .scripted import Script, add, answer, call, calls
+from .tracer import at_every_point
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from hookline import Agent, Event, StatusOptions, ToolError, tool
 from hookline.models import FunctionModel, ModelRequest, ModelStreamEvent, ResponseDone, TextDelta
 from hookline.sessions.memory import InMemorySessionStore
 
-from .conftest import Script, add, answer, call, calls
+from .scripted import Script, add, answer, call, calls
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from hookline import Agent, ConfigError, State, Tool, ToolError, hook, tool
 from hookline.models import ToolSpec
 
-from .conftest import Script, Tracer, add, answer, at_every_point, call, calls
+from .scripted import Script, add, answer, call, calls
+from .tracer import Tracer, at_every_point
 
 pytestmark = pytest.mark.anyio
 
@@ -132,7 +133,7 @@ async def test_plain_functions_are_tools_too() -> None:
 
     async def farewell(name: str) -> str:
         """Say goodbye."""
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a real suspension point, as async tools have
         return f"bye {name}"
 
     script = Script(calls(call("c1", "greet", name="Ada"), call("c2", "farewell", name="Bo")), answer("done"))

@@ -96,7 +96,7 @@ async def until_checkpointed(step: str) -> None:
     """Wait until this workflow's step `step` is checkpointed (so the kill lands after it)."""
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
-    for _ in range(3000):
+    for _ in range(3000):  # DBOS has nothing to wait on: look every 10 ms, for 30 s at most
         if any(s["function_name"] == step for s in await DBOS.list_workflow_steps_async(workflow_id)):
             return
         await asyncio.sleep(0.01)

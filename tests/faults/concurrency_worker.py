@@ -36,7 +36,7 @@ async def script(request: ModelRequest) -> ModelResponse:
 @tool
 async def echo(text: str) -> str:
     """Say `text` back."""
-    await asyncio.sleep(0.005)
+    await asyncio.sleep(0.005)  # the tool's work
     return text
 
 

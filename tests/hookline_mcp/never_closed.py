@@ -41,8 +41,9 @@ async def inflight(state: str) -> None:
     slow = next(t for t in toolset.tools() if t.name == "slow")
     left_running = asyncio.ensure_future(slow.call({"seconds": 600}))
     calls = Path(state) / "calls.log"
-    while "slow" not in (calls.read_text() if calls.exists() else ""):
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(60):  # until the server has the call (it writes it down), looked at every 10 ms
+        while "slow" not in (calls.read_text() if calls.exists() else ""):
+            await asyncio.sleep(0.01)
     assert not left_running.done()
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DEADLINE, alive, server_pid
+from waiting import DEADLINE
+
+from .harness import alive, server_pid
 
 PROGRAM = Path(__file__).with_name("never_closed.py")
 PROMPT_EXIT = 15.0

@@ -18,8 +18,9 @@ from hookline import Agent, Event, HookPoint, State, ToolCallPart, hook, tool
 from hookline.errors import ConfigError, ToolError
 from hookline.mcp import MCPConnectionError, MCPToolset
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
+from waiting import await_until
 
-from .conftest import HttpServer, alive, await_until, lines, server_args, server_pid, stdio_toolset
+from .harness import HttpServer, alive, lines, server_args, server_pid, stdio_toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 
+from waiting import await_until
+
 SSE = {"Accept": "text/event-stream"}
 """The headers asking for server-sent events."""
 
@@ -18,6 +20,22 @@ async def new_session(http: httpx.AsyncClient, **body: Any) -> str:
     assert response.status_code == 201, response.text
     session_id: str = response.json()["id"]
     return session_id
+
+
+async def log_texts(http: httpx.AsyncClient, session_id: str) -> list[str]:
+    """The text of each event in the session's log (`ui` view): messages and status lines."""
+    response = await http.get(f"/v1/sessions/{session_id}/events", params={"view": "ui"})
+    assert response.status_code == 200, response.text
+    return ["".join(p.get("text", "") for p in e["parts"]) for e in response.json()]
+
+
+async def model_called(http: httpx.AsyncClient, session_id: str) -> None:
+    """Wait until the session's run has called its model (its log says so)."""
+
+    async def called() -> bool:
+        return "turn 1: calling model" in await log_texts(http, session_id)
+
+    await await_until(called, f"the run of session {session_id} called its model")
 
 
 class Frame:

@@ -13,7 +13,7 @@ from hookline.server.runs import RunChannel
 from hookline.sessions import SessionStore
 
 from .agent import WordStreamingModel, add, script
-from .api import new_session
+from .api import model_called, new_session
 from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
@@ -39,9 +39,10 @@ async def test_shutdown_lets_a_running_run_finish_and_record(
     server = make_server()
     async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
         session_id = await new_session(http)
-        with pytest.raises(httpx.ReadTimeout):
-            await http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "slow"}, timeout=0.1)
-    await asyncio.to_thread(server.stop)  # while the model is still thinking
+        request = asyncio.ensure_future(http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "slow"}))
+        await model_called(http, session_id)
+        await asyncio.to_thread(server.stop)  # while the model is still thinking
+        assert (await request).status_code == 200, "the client got its answer before the server stopped"
     events = await store.events(session_id, view="all")
     assert [e.text for e in events if e.kind == "message"] == ["slow", "slow answer"]
     assert events[-1].text == "run completed"

@@ -23,6 +23,8 @@ GATE_LIMIT = 120.0  # s: a gate nobody opens fails the run rather than holding i
 @tool
 async def wait_for(path: str) -> str:
     """Return once the file at `path` exists."""
+    # A condition in another process (the test's), looked at every 10 ms: this module is
+    # loaded by `hookline serve`, which cannot import the tests' `waiting` helpers.
     deadline = time.monotonic() + GATE_LIMIT
     while not os.path.exists(path):
         if time.monotonic() > deadline:
@@ -40,7 +42,7 @@ async def _script(request: ModelRequest) -> ModelResponse:
         call = ToolCallPart(id=f"gate-{len(request.messages)}", name="wait_for", arguments={"path": text[5:]})
         return ModelResponse(tool_calls=[call])
     if text.startswith("hang"):
-        await asyncio.sleep(HANG_SECONDS)
+        await asyncio.sleep(HANG_SECONDS)  # a model that never answers in time: only a cancel ends the run
     return ModelResponse(text=f"You said: {text}")
 
 

@@ -17,10 +17,9 @@ from hookline.server import create_app
 from hookline.server.runs import RunManager, prompt_request
 from hookline.sessions import InMemorySessionStore, SessionStore
 from hookline.sessions.sqlite import SQLiteSessionStore
-from waiting import await_until
 
 from .agent import make_agent, script
-from .api import SSE, new_session, sse_frames
+from .api import SSE, log_texts, model_called, new_session, sse_frames
 from .live import TOKENS, LiveServer
 
 pytestmark = pytest.mark.anyio
@@ -37,18 +36,6 @@ async def hanging_script(request: ModelRequest) -> ModelResponse:
 
 def hanging_agent(store: SessionStore) -> Agent:
     return make_agent(store, model_script=hanging_script)
-
-
-async def texts(http: httpx.AsyncClient, session_id: str) -> list[str]:
-    events = (await http.get(f"/v1/sessions/{session_id}/events")).json()
-    return ["".join(p.get("text", "") for p in e["parts"]) for e in events]
-
-
-async def calling_model(http: httpx.AsyncClient, session_id: str) -> None:
-    async def called() -> bool:
-        return "turn 1: calling model" in await texts(http, session_id)
-
-    await await_until(called, "the run called its model")
 
 
 @pytest.fixture
@@ -69,7 +56,7 @@ async def test_cancel_stops_a_streaming_run_and_then_answers_404(hanging: httpx.
                 frames.append("".join(p.get("text", "") for p in frame.json["parts"]))
 
     streaming = asyncio.create_task(follow())
-    await calling_model(hanging, session_id)
+    await model_called(hanging, session_id)
     asked = time.monotonic()
     response = await hanging.post(f"/v1/sessions/{session_id}/cancel")
     assert response.status_code == 202, response.text
@@ -80,13 +67,13 @@ async def test_cancel_stops_a_streaming_run_and_then_answers_404(hanging: httpx.
     assert again.status_code == 404, again.text
     nothing = f"no run is going on in session {session_id!r}, in this server process or any other"
     assert again.json() == {"error": "not_running", "message": nothing}
-    assert (await texts(hanging, session_id))[-1] == "run cancelled"
+    assert (await log_texts(hanging, session_id))[-1] == "run cancelled"
 
 
 async def test_a_cancelled_run_answers_its_json_request_with_stop_reason_cancelled(hanging: httpx.AsyncClient) -> None:
     session_id = await new_session(hanging)
     run = asyncio.create_task(hanging.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hang"}))
-    await calling_model(hanging, session_id)
+    await model_called(hanging, session_id)
     assert (await hanging.post(f"/v1/sessions/{session_id}/cancel")).status_code == 202
     result = (await asyncio.wait_for(run, CANCEL_LIMIT)).json()
     assert result["stop_reason"] == "cancelled"
@@ -119,7 +106,7 @@ async def test_with_sqlite_a_run_of_another_process_answers_409_saying_where_to_
                 httpx.AsyncClient(base_url=other.url, timeout=30) as b:
             session_id = await new_session(a)
             run = asyncio.create_task(a.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hang"}))
-            await calling_model(b, session_id)
+            await model_called(b, session_id)
             refused = await b.post(f"/v1/sessions/{session_id}/cancel")
             assert refused.status_code == 409, refused.text
             assert refused.json()["error"] == "busy"
@@ -154,13 +141,13 @@ async def test_the_cancel_route_is_in_the_openapi_document(hanging: httpx.AsyncC
 async def test_cancelling_twice_cancels_once_and_the_log_ends_well(hanging: httpx.AsyncClient) -> None:
     session_id = await new_session(hanging)
     run = asyncio.create_task(hanging.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hang"}))
-    await calling_model(hanging, session_id)
+    await model_called(hanging, session_id)
     first, second = await asyncio.gather(hanging.post(f"/v1/sessions/{session_id}/cancel"),
                                          hanging.post(f"/v1/sessions/{session_id}/cancel"))
     assert {first.status_code, second.status_code} <= {202, 404}
     assert 202 in (first.status_code, second.status_code)
     assert (await asyncio.wait_for(run, CANCEL_LIMIT)).json()["stop_reason"] == "cancelled"
-    assert (await texts(hanging, session_id))[-1] == "run cancelled"
+    assert (await log_texts(hanging, session_id))[-1] == "run cancelled"
 
 
 class CountingRequest(PromptRequest):

@@ -11,7 +11,8 @@ from opentelemetry.trace import StatusCode
 from hookline import Agent, tool
 from hookline.tracing import Instrumentation, instrument
 
-from .conftest import CONTENT_KEYS, Spans, answer, call, script
+from .scripts import answer, call, script
+from .spans import CONTENT_KEYS, Spans
 
 pytestmark = pytest.mark.anyio
 

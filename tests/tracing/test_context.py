@@ -13,7 +13,8 @@ from hookline import Agent, Event, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.tracing import Instrumentation
 
-from .conftest import Spans, answer, call, script
+from .scripts import answer, call, script
+from .spans import Spans
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +32,7 @@ def tools_starting_spans(tracer: Tracer) -> list[Any]:
     async def async_tool() -> str:
         """Awaits."""
         with tracer.start_as_current_span("inside async_tool"):
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # suspends: the span must stay current across an await
             return "ok"
 
     @tool(thread=True)

@@ -14,7 +14,8 @@ import hookline.tracing
 from hookline import Agent
 from hookline.tracing import instrument, uninstrument
 
-from .conftest import Spans, answer, script
+from .scripts import answer, script
+from .spans import Spans
 
 pytestmark = pytest.mark.anyio
 

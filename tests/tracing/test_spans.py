@@ -12,7 +12,8 @@ from hookline.retry import RetryPolicy
 from hookline.testing import FakeOpenAIServer
 from hookline.tracing import Instrumentation
 
-from .conftest import Spans, answer, call, script
+from .scripts import answer, call, script
+from .spans import Spans
 
 pytestmark = pytest.mark.anyio
 

@@ -39,7 +39,7 @@ def main() -> None:
         if params.name == "add":
             return text(str(int(arguments["a"]) + int(arguments["b"])))
         if params.name == "slow":
-            await anyio.sleep(float(arguments["seconds"]))
+            await anyio.sleep(float(arguments["seconds"]))  # the tool's work
             return text("slept")
         if params.name == "fail":
             return types.CallToolResult(content=[types.TextContent(text="the disk is full")], is_error=True)

@@ -1,7 +1,7 @@
-"""Shared pieces of the core-loop tests: a scripted model that keeps every request it gets,
-an independent checker of the conversation invariant, a few tools and a tracing hook.
+"""A scripted model for the core-loop tests, and the small pieces a script is made of.
 
-Test modules import these helpers with `from .conftest import ...`.
+`Script(answer("hi"))` answers each model call with its next step and keeps a copy of
+every request, checked against the conversation invariant (`invariant.py`) as it comes.
 """
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hookline import HookPoint, Message, State, ToolCallPart, ToolResultPart, tool
+from hookline import Message, ToolCallPart, ToolResultPart, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.usage import Usage
+
+from .invariant import conversation_error
 
 Step = ModelResponse | Callable[[ModelRequest], Any]
 
@@ -30,53 +32,6 @@ def calls(*parts: ToolCallPart, text: str = "", input_tokens: int = 0, output_to
 def answer(text: str, *, input_tokens: int = 0, output_tokens: int = 0) -> ModelResponse:
     """A final text answer."""
     return ModelResponse(text=text, usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens))
-
-
-def conversation_error(messages: Sequence[Message], *, allow_open_tail: bool = False) -> str | None:
-    """An independent check of the conversation invariant; None when it holds.
-
-    Each tool call of an assistant message is answered exactly once by the tool messages
-    right after it; a tool message answers only such calls; a user message that holds
-    calls answers exactly those calls itself; system messages hold neither.
-    """
-    index = 0
-    while index < len(messages):
-        message = messages[index]
-        problem = _message_error(message, index)
-        if problem:
-            return problem
-        index += 1
-        own_calls = [c.id for c in message.tool_calls]
-        if message.role != "assistant" or not own_calls:
-            continue
-        answered: list[str] = []
-        while index < len(messages) and messages[index].role == "tool":
-            if not all(isinstance(p, ToolResultPart) for p in messages[index].parts):
-                return f"#{index}: tool message holds a non-result part"
-            answered.extend(p.call_id for p in messages[index].tool_results)
-            index += 1
-        at_open_tail = allow_open_tail and index == len(messages)
-        wrong = len(set(answered)) != len(answered) or not set(answered) <= set(own_calls)
-        if wrong or (not at_open_tail and set(answered) != set(own_calls)):
-            return f"calls {sorted(own_calls)} answered by {sorted(answered)}"
-    return None
-
-
-def _message_error(message: Message, index: int) -> str | None:
-    """What is wrong with one message on its own, before looking at its neighbours."""
-    own_calls = [c.id for c in message.tool_calls]
-    own_results = [r.call_id for r in message.tool_results]
-    if message.role == "tool":
-        return f"#{index}: tool message without a call before it"
-    if message.role == "system" and (own_calls or own_results):
-        return f"#{index}: system message holds calls or results"
-    if message.role == "user" and sorted(own_calls) != sorted(own_results):
-        return f"#{index}: user message with unmatched calls/results"
-    if message.role == "assistant" and own_results:
-        return f"#{index}: assistant message holds a result"
-    if len(set(own_calls)) != len(own_calls):
-        return f"#{index}: repeated call id"
-    return None
 
 
 class Script:
@@ -137,25 +92,6 @@ def shape(message: Message) -> str:
 def shapes(messages: Sequence[Message]) -> list[str]:
     """`shape` of each message."""
     return [shape(m) for m in messages]
-
-
-class Tracer:
-    """A class hook recording `(point, turn)` each time it runs; put it under every point."""
-
-    def __init__(self) -> None:
-        self.trace: list[tuple[str, int]] = []
-
-    def run(self, state: State) -> None:
-        assert state.point is not None
-        self.trace.append((state.point.value, state.turn))
-
-    def points(self) -> list[str]:
-        return [point for point, _ in self.trace]
-
-
-def at_every_point(item: Any) -> dict[str, list[Any]]:
-    """`{point: [item]}` for every hook point."""
-    return {point.value: [item] for point in HookPoint}
 
 
 @tool

@@ -1,0 +1,81 @@
+"""The MCP test servers, run as real subprocesses over stdio or HTTP on 127.0.0.1, and what they wrote.
+
+Every server writes what it saw under a state directory (its pid, one line per tool
+listing and per call), so a test checks the server's side, not the client's account of it.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hookline.mcp import MCPToolset
+from waiting import DEADLINE
+
+SERVERS = Path(__file__).with_name("servers")
+
+
+def server_args(name: str, state: Path, *, legacy: bool = False) -> list[str]:
+    """The arguments that run the test server `name`, writing under `state`."""
+    return [str(SERVERS / f"{name}.py"), "--state", str(state), *(["--legacy"] if legacy else [])]
+
+
+def stdio_toolset(name: str, state: Path, *, legacy: bool = False, **options: Any) -> MCPToolset:
+    """A toolset on the test server `name`, over stdio."""
+    return MCPToolset.stdio(sys.executable, server_args(name, state, legacy=legacy), **options)
+
+
+def lines(state: Path, kind: str) -> list[str]:
+    """The lines the server wrote to its `kind` log ("lists" or "calls"), none if it wrote none."""
+    path = state / f"{kind}.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def server_pid(state: Path) -> int:
+    """The pid the server wrote when it started."""
+    return int((state / "pid").read_text())
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, dead but not yet reaped, does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+class HttpServer:
+    """A test server on streamable HTTP, which a test can kill and start again on the same port."""
+
+    def __init__(self, name: str, state: Path, *, legacy: bool = False) -> None:
+        self.args = server_args(name, state, legacy=legacy)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def start(self) -> None:
+        process = subprocess.Popen([sys.executable, *self.args, "--http", "--port", str(self.port)],
+                                   stdout=subprocess.PIPE)
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()  # "PORT <n>", once it listens
+        assert line.startswith("PORT "), f"the test server did not start: {line!r}"
+        self.port, self.process = int(line.split()[1]), process
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(DEADLINE)
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
