@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hookline._redact import redact
+
 if TYPE_CHECKING:
     from hookline.result import RunResult
 
@@ -189,3 +191,16 @@ class SessionExists(HooklineError, ValueError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id!r} already exists; pick another id or `get` it")
         self.session_id = session_id
+
+
+def error_summary(exc: BaseException) -> dict[str, Any]:
+    """Return what a failed run's last status line says of `exc`: its type and message, secrets taken out.
+
+    A `HookError` adds its hook and point, a `ModelError` the provider's status code.
+    """
+    summary: dict[str, Any] = {"type": type(exc).__name__, "message": redact(str(exc)) or type(exc).__name__}
+    if isinstance(exc, HookError):
+        summary |= {"hook": exc.hook, "point": exc.point}
+    if isinstance(exc, ModelError) and exc.status_code is not None:
+        summary["status_code"] = exc.status_code
+    return summary

@@ -28,7 +28,15 @@ from hookline import tracing as _tracing
 from hookline.agent_spec import AgentSpec
 from hookline.conversation import conversation_problem, open_calls, response_problem, user_actions_as_text
 from hookline.decision import Decision
-from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, SessionExists, SessionNotFound
+from hookline.errors import (
+    ConfigError,
+    HookError,
+    MaxTurnsExceeded,
+    ModelError,
+    SessionExists,
+    SessionNotFound,
+    error_summary,
+)
 from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
@@ -206,7 +214,10 @@ class Run:
         saving = self.session is not None and self._state_saveable()
         error = error or self._state_error
         ended = self.stop_reason if error is None or self.stop_reason == "cancelled" else "failed"
-        self._status("agent", f"run {ended}")
+        if ended == "failed" and error is not None:  # the reason stays on record, status on or off
+            self._status("agent", "run failed", force=True, error=error_summary(error))
+        else:
+            self._status("agent", f"run {ended}")
         try:
             await self.recorder.flush()
             if saving and self.session is not None:

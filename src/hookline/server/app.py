@@ -18,7 +18,6 @@ from fastapi.staticfiles import StaticFiles
 
 from hookline import __version__
 from hookline.agent import Agent
-from hookline.server.audit import FailureNotes
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
@@ -58,8 +57,7 @@ def create_app(
     """
     runs = RunManager(grace=shutdown_grace)
     store = store or agent.session_store
-    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs),
-                            notes=FailureNotes(store, agent.name))
+    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs))
     app = FastAPI(
         title="hookline",
         version=__version__,
@@ -100,7 +98,6 @@ def _lifespan(context: ServerContext) -> Callable[[FastAPI], AbstractAsyncContex
         context.relay.start()
         yield
         await context.runs.aclose()
-        await context.notes.aclose()
         await context.relay.aclose()
         await context.store.aclose()
 

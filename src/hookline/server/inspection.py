@@ -132,12 +132,10 @@ def _split_runs(events: Sequence[Event]) -> list[_Run]:
     for event in events:
         if event.partial:
             continue
-        if not current.events and runs and runs[-1].end is not None and _is_failure_note(event):
-            runs[-1].error = str(event.metadata["error"].get("message", event.text))
-            continue
         current.events.append(event)
         if ends_run(event):
             current.end = event
+            current.error = _failure(event)
             runs.append(current)
             current = _Run()
     if current.events:
@@ -145,8 +143,10 @@ def _split_runs(events: Sequence[Event]) -> list[_Run]:
     return runs
 
 
-def _is_failure_note(event: Event) -> bool:
-    return event.kind == "status" and isinstance(event.metadata.get("error"), dict)
+def _failure(end: Event) -> str | None:
+    """Why a run failed, from its last line ("run failed", with the error in its metadata)."""
+    error = end.metadata.get("error")
+    return str(error.get("message", end.text)) if isinstance(error, dict) else None
 
 
 def runs_of(events: Sequence[Event]) -> list[RunTimeline]:
@@ -271,8 +271,8 @@ def _tools(agent: Agent, notes: list[str]) -> list[ToolSpec]:
 def _failure_after(events: Sequence[Event], call: CallEvents) -> str | None:
     last = max(call.seqs)
     for event in events:
-        if (event.seq or 0) > last and _is_failure_note(event):
-            return str(event.metadata["error"].get("message", event.text))
+        if (event.seq or 0) > last and event.kind == "status" and (why := _failure(event)) is not None:
+            return why
         if (event.seq or 0) > last and event.kind == "message":
             return None
     return None

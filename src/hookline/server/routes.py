@@ -35,7 +35,7 @@ from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import ConfigError, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
-from hookline.server.audit import FailureNotes, record_approvals
+from hookline.server.audit import record_approvals
 from hookline.server.auth import current_user
 from hookline.server.errors import error_response, json_response
 from hookline.server.relay import Feed, Relay
@@ -63,7 +63,6 @@ class ServerContext:
     store: SessionStore
     runs: RunManager
     relay: Relay
-    notes: FailureNotes
 
 
 def _context(request: Request) -> ServerContext:
@@ -230,7 +229,6 @@ async def _answer_run(
     context: ServerContext, session_id: str, run: PromptRequest, request: Request, lead: Sequence[Event] = ()
 ) -> Response:
     channel = context.runs.start(session_id, run)
-    context.notes.watch(channel)
     if wants_sse(request):
         return await _stream_run(channel, lead)
     return json_response(await channel.outcome())
