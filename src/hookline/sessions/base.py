@@ -82,7 +82,13 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
-        """Delete a session and its whole log."""
+        """Delete a session and its whole log.
+
+        Raises:
+            SessionNotFound: No such session (of `user`, when given).
+            SessionBusy: A run holds the session, in this process or any other sharing the store.
+
+        """
 
     @abstractmethod
     async def append_events(self, session_id: str, events: Sequence[Event]) -> builtins.list[Event]:
