@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from hookline import DocumentPart, Event, TextPart, ToolCallPart, ToolResultPart
+from hookline import DocumentPart, Event, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 HIGH, LOW = "\ud83d", "\ude00"
 """The two halves of the surrogate pair that encodes U+1F600, also drawn apart."""
@@ -49,7 +49,10 @@ text_parts = st.builds(TextPart, text=any_text)
 tool_call_parts = st.builds(ToolCallPart, id=names, name=names, arguments=json_objects | any_text)
 tool_result_parts = st.builds(ToolResultPart, call_id=names, content=any_text, is_error=st.booleans(), name=any_text)
 document_parts = st.builds(DocumentPart, title=any_text, text=any_text, source=st.none() | any_text)
-parts = st.one_of(text_parts, tool_call_parts, tool_result_parts, document_parts)
+maybe_text = st.none() | any_text
+reasoning_parts = st.builds(ReasoningPart, text=any_text, signature=maybe_text, data=maybe_text, id=st.none() | names,
+                            provider=st.none() | st.sampled_from(["anthropic", "openai-responses"]))
+parts = st.one_of(text_parts, tool_call_parts, tool_result_parts, document_parts, reasoning_parts)
 """Any part, its text any text and a call's arguments any JSON object (or the raw string a model sent)."""
 
 

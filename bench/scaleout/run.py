@@ -391,7 +391,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, help="runs per N (default 2,000; --short: 200)")
     parser.add_argument("--processes", default="1,2,4", help="the values of N, comma-separated")
     parser.add_argument("--concurrency", type=int, default=32,
-                        help="runs in flight at once (saturating; each holds a PostgreSQL connection)")
+                        help="runs in flight at once (saturating)")
     parser.add_argument("--light-concurrency", type=int, default=4, help="runs in flight in the light phase")
     parser.add_argument("--light-runs", type=int, help="runs of the light phase (default: a tenth of --runs)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -413,14 +413,30 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    load_start = os.getloadavg()[0]
     results = asyncio.run(main_async(args))
     print(report(results, args))
     for result in results:
         for problem in result["problems"]:
             print(f"N={result['processes']}: {problem}")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        meta = describe_run(args, sys.argv[1:] if argv is None else argv, load_start)
+        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     return 1 if any(r["problem_count"] for r in results) else 0
+
+
+def describe_run(args: argparse.Namespace, argv: list[str], load_start: float) -> dict[str, Any]:
+    """What the run was, for the report beside its figures (bench/render.py)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True)
+    return {
+        "command": " ".join(["bench/scaleout/run.py", *argv]),
+        "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "commit": commit.stdout.strip() or None,
+        "runs": args.runs, "concurrency": args.concurrency,
+        "light_runs": args.light_runs, "light_concurrency": args.light_concurrency,
+        "model_delay_s": float(os.environ.get("SCALEOUT_MODEL_DELAY", "0.05")), "cpus": os.cpu_count(),
+        "load1_start": round(load_start, 2), "load1_end": round(os.getloadavg()[0], 2),
+    }
 
 
 if __name__ == "__main__":

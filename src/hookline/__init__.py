@@ -9,6 +9,7 @@ from hookline import Agent, tool, hook, State, HookPoint, RunResult
 
 from hookline._version import __version__ as __version__
 from hookline.agent import Agent, PromptRequest
+from hookline.context import RunContext
 from hookline.errors import (
     ConfigError,
     HookError,
@@ -22,7 +23,8 @@ from hookline.errors import (
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import Hook, hook
-from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import DocumentPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from hookline.models import ModelSettings
 from hookline.result import Interruption, RunResult
 from hookline.state import State
 from hookline.tools import Tool, tool
@@ -42,7 +44,10 @@ __all__ = [
     "MaxTurnsExceeded",
     "Message",
     "ModelError",
+    "ModelSettings",
     "PromptRequest",
+    "ReasoningPart",
+    "RunContext",
     "RunResult",
     "SessionBusy",
     "SessionNotFound",

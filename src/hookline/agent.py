@@ -15,6 +15,7 @@ import atexit
 import contextvars
 import os
 import threading
+import typing
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -23,14 +24,16 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 from hookline.agent_spec import Instructions
+from hookline.context import RunContext, status_forwarder
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook, call_optional, normalize_hooks
 from hookline.loop import Run, SessionTarget
 from hookline.messages import Message, TextPart
-from hookline.models import Model, ToolSpec, resolve_model
+from hookline.models import Model, ModelSettings, ToolSpec, resolve_model
 from hookline.result import Interruption, RunResult
+from hookline.resume import Answer, Approval, parse_approvals
 from hookline.sessions import SessionStore
 from hookline.state import State
 from hookline.tools import Tool, ToolFunction, as_tool, to_content
@@ -69,6 +72,13 @@ class Agent:
         session_store: The default store for `.session(...)`; None: an in-memory store.
         output_type: A type the final answer is validated into (e.g. a pydantic model).
         app: The application name sessions are created under.
+        model_settings: `ModelSettings` (or a dict of its fields) for every model call; a run's
+            (`.model_settings(...)`) and a `before_llm` hook's are laid over them.
+        deps_type: The type of the deps every run must be given (`.deps(value)`), checked with
+            `isinstance`; tools and hooks read them as `ctx.deps` (see `RunContext`).
+        exit_conditions: Names of tools whose successful run ends the run: once the results of
+            that turn are recorded, `stop_reason` is "completed" and the output is what the
+            tool returned (no `on_exit` hook runs, as with `state.control.exit`).
     """
 
     def __init__(
@@ -86,6 +96,9 @@ class Agent:
         session_store: SessionStore | None = None,
         output_type: Any = None,
         app: str = "default",
+        model_settings: ModelSettings | Mapping[str, Any] | None = None,
+        deps_type: Any = None,
+        exit_conditions: Sequence[str] = (),
     ) -> None:
         _check(isinstance(name, str) and bool(name.strip()), f"name must be a non-empty string, not {name!r}")
         _check(_positive(max_turns), f"max_turns must be a positive integer, not {max_turns!r}")
@@ -107,11 +120,16 @@ class Agent:
         self.status = status or StatusOptions()
         self._session_store = session_store
         self.app = app
+        self.model_settings = ModelSettings.parse(model_settings)
         self.output_type = output_type
         self.output_adapter: TypeAdapter[Any] | None = _output_adapter(output_type)
         self._static_tools, self._tool_picker, self._toolsets = _normalize_tools(tools)
         self._tool_index = ToolIndex(self._static_tools, self._toolsets) if self._toolsets else None
         self._static_specs = [t.spec for t in self._static_tools.values()]
+        self.deps_type = _checked_deps_type(deps_type)
+        self.exit_conditions = _exit_conditions(exit_conditions)
+        if self._tool_picker is None and not self._toolsets:
+            _check_exit_tools(self.exit_conditions, self._static_tools)
         self._warm = False
         self._tool_cache: dict[int, Tool] = {}
 
@@ -165,7 +183,7 @@ class Agent:
     def resume(
         self,
         session_id: str,
-        approvals: Mapping[str, bool | str] | None = None,
+        approvals: Mapping[str, Approval] | None = None,
         *,
         user: str | None = None,
         store: SessionStore | None = None,
@@ -179,26 +197,38 @@ class Agent:
         Args:
             session_id: The session of the interrupted run.
             approvals: `{call_id: True}` runs a call; `False` or a reason string refuses it;
-                a paused call left out stays paused.
+                `{call_id: {"args": {...}}}` runs it with these arguments instead of the model's
+                (checked against the tool's schema, and recorded as the user's edit before the
+                call runs); `{"approve": False, "reason": "..."}` refuses it too. A paused call
+                left out stays paused.
             user: The session's owner, to check it; None finds the session by id alone.
             store: The session store (default: the agent's).
             wait: Seconds to wait for another run on this session before `SessionBusy`.
         """
-        if approvals is not None and not isinstance(approvals, Mapping):
-            raise ConfigError("approvals must be a dict of call id -> True, False or a refusal reason")
-        for call_id, answer in (approvals or {}).items():
-            if not isinstance(answer, bool | str):
-                raise ConfigError(f"approval for call {call_id!r} must be True, False or a reason, not {answer!r}")
+        parsed = parse_approvals(approvals)
         request = PromptRequest(self, None).session(session_id, user=user, store=store, wait=wait, create=False)
-        request._options.approvals = dict(approvals or {})
+        request._options.approvals = parsed
         return request
 
     def as_tool(self, name: str, description: str) -> Tool:
-        """This agent as a tool of another agent: one argument `input: str`, its output the result."""
+        """This agent as a tool of another agent: one argument `input: str`, its output the result.
 
-        async def ask(input: str) -> str:
-            result = await self.prompt(input)
-            return to_content(result.output)
+        The calling run's deps are passed on, and this agent's status events reach the calling
+        run's log and stream, tagged `metadata["agent"]` with this agent's name (and their text
+        prefixed with it: "researcher: run completed").
+        """
+
+        async def ask(input: str, ctx: RunContext[Any]) -> str:
+            request = self.prompt(input)
+            if ctx.deps is not None:
+                request.deps(ctx.deps)
+            forward = status_forwarder(ctx)
+            if forward is None:
+                return to_content((await request).output)
+            async for event in request.stream():
+                forward(event, self.name)
+            assert request.result is not None  # set once the stream ends without an error
+            return to_content(request.result.output)
 
         return Tool(ask, name=name, description=description)
 
@@ -216,7 +246,8 @@ class Agent:
         for toolset in self._toolsets:
             await toolset.connect()
         if self._tool_index is not None:
-            self._tool_index.current()  # two tools with one name fail the run before it starts
+            tools = self._tool_index.current()  # two tools with one name fail the run before it starts
+            _check_exit_tools(self.exit_conditions, tools)
 
     async def close(self) -> None:
         """Close every hook once (`close_async()` or `close()`), the toolsets, and the model."""
@@ -258,6 +289,33 @@ def _check(ok: bool, message: str) -> None:
 
 def _positive(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _checked_deps_type(deps_type: Any) -> Any:
+    if deps_type is None:
+        return None
+    try:
+        isinstance(None, typing.get_origin(deps_type) or deps_type)
+    except TypeError:
+        raise ConfigError(f"deps_type must be a class that isinstance() can check, not {deps_type!r}") from None
+    return deps_type
+
+
+def _type_name(cls: Any) -> str:
+    return cls.__name__ if isinstance(cls, type) else repr(cls)
+
+
+def _exit_conditions(names: Sequence[str]) -> frozenset[str]:
+    if isinstance(names, str) or not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"exit_conditions must be a list of tool names, e.g. ['final_answer'], not {names!r}")
+    return frozenset(names)
+
+
+def _check_exit_tools(names: frozenset[str], tools: Mapping[str, Tool]) -> None:
+    unknown = sorted(names - set(tools))
+    if unknown:
+        raise ConfigError(f"exit_conditions name no tool of the agent: {', '.join(map(repr, unknown))}; "
+                          f"its tools: {', '.join(tools) or 'none'}")
 
 
 def _output_adapter(output_type: Any) -> TypeAdapter[Any] | None:
@@ -314,8 +372,11 @@ class _Options:
     user: str | None = "default"
     store: SessionStore | None = None
     wait: float = 5.0
-    approvals: dict[str, bool | str] | None = None
+    approvals: dict[str, Answer] | None = None
     create: bool = True
+    model_settings: ModelSettings | None = None
+    deps: Any = None
+    has_deps: bool = False
 
 
 class PromptRequest:
@@ -350,6 +411,35 @@ class PromptRequest:
         if not _positive(max_turns):
             raise ConfigError(f"multi_turn() takes a positive integer, not {max_turns!r}")
         self._options.max_turns = max_turns
+        return self
+
+    def model_settings(
+        self, settings: ModelSettings | Mapping[str, Any] | None = None, **fields: Any
+    ) -> PromptRequest:
+        """Use these model settings for this run, laid over the agent's (their set fields win).
+
+        `agent.prompt("hi").model_settings(temperature=0, max_tokens=200)`, or pass a
+        `ModelSettings` (or a dict of its fields); calling it again lays the new ones over.
+
+        Raises:
+            ConfigError: A field is unknown or its value is invalid.
+        """
+        given = ModelSettings.parse(settings).merged(ModelSettings.parse(fields))
+        held = self._options.model_settings
+        self._options.model_settings = given if held is None else held.merged(given)
+        return self
+
+    def deps(self, deps: Any) -> PromptRequest:
+        """Give this run `deps`: its tools and hooks read them as `ctx.deps` (see `RunContext`).
+
+        Raises:
+            ConfigError: The agent has a `deps_type` and `deps` is not an instance of it.
+        """
+        expected = self.agent.deps_type
+        if expected is not None and not isinstance(deps, typing.get_origin(expected) or expected):
+            raise ConfigError(f"agent {self.agent.name!r} takes deps of type {_type_name(expected)}, "
+                              f"not {type(deps).__name__}")
+        self._options.deps, self._options.has_deps = deps, True
         return self
 
     def session(
@@ -393,12 +483,16 @@ class PromptRequest:
 
     def _run(self, queue: asyncio.Queue[Event | None] | None = None) -> Any:
         options = self._options
+        if self.agent.deps_type is not None and not options.has_deps:
+            raise ConfigError(f"agent {self.agent.name!r} needs deps of type {_type_name(self.agent.deps_type)}: "
+                              "give them with agent.prompt(...).deps(value)")
         target = None
         if options.session_id is not None:
             store = options.store or self.agent.session_store
             target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
-                  queue=queue, approvals=options.approvals)
+                  queue=queue, approvals=options.approvals, deps=options.deps,
+                  model_settings=self.agent.model_settings.merged(options.model_settings))
         self._active = run
         return self._execute(run)
 

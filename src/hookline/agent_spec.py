@@ -46,6 +46,8 @@ class AgentSpec(Protocol):
     """Which status events are written."""
     output_adapter: TypeAdapter[Any] | None
     """Validates the final answer into the output type (None: the answer is text)."""
+    exit_conditions: frozenset[str]
+    """Tools whose successful run ends the run, their value its output."""
 
     @property
     def model(self) -> Model:

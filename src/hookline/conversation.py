@@ -3,16 +3,21 @@
 Every tool call an assistant makes is answered exactly once, by tool-role messages that
 come right after it, and no result answers a call that is not open. A user-authored call
 (a user's own recorded action) is answered inside the same user message.
+
+The check reads the messages in order, keeping the calls still open. `ConversationCheck`
+keeps that reading between checks, so that the loop, which checks before every model call
+once a hook has run, reads only the messages added since: a run's checks then cost what
+its messages do, not the square of their number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hookline.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import Message, TextPart, ToolCallPart, ToolResultPart, edit_stamp, tracks_edits
 from hookline.models._render import user_action
 
-__all__ = ["conversation_problem", "open_calls", "response_problem", "user_actions_as_text"]
+__all__ = ["ConversationCheck", "conversation_problem", "open_calls", "response_problem", "user_actions_as_text"]
 
 
 def conversation_problem(
@@ -26,14 +31,90 @@ def conversation_problem(
         pending: Calls whose results the loop is about to append (in a tool turn): the
             conversation must be valid once they are, so the calls must be last and open.
     """
-    if pending:
-        upcoming = [
-            Message.from_valid_parts("tool", [ToolResultPart(call_id=c.id, content="")])
-            for c in pending
-        ]
-        return conversation_problem([*messages, *upcoming], allow_open_tail=allow_open_tail)
     unanswered: dict[str, str] = {}
-    for index, message in enumerate(messages):
+    return _read(unanswered, messages) or _ending(unanswered, len(messages), allow_open_tail, pending)
+
+
+def response_problem(messages: Sequence[Message], response: object) -> str | None:
+    """What is wrong with `response` as the model's next message after `messages`, or None."""
+    if not isinstance(response, Message) or response.role != "assistant":
+        return f"state.response must be an assistant Message, not {response!r:.80}"
+    return conversation_problem([*messages, response], allow_open_tail=True)
+
+
+class ConversationCheck:
+    """`conversation_problem` and `response_problem` for one live conversation, read incrementally.
+
+    After a check finds the messages valid, it keeps the list, how much of it was read and
+    the calls left open there. The next check of the same list goes on from there when
+    nothing read may have changed: the caller says the list was only appended to, no
+    message was edited in place since (`edit_stamp()`), and every message read notes its
+    edits (`tracks_edits`). Otherwise it reads from the first message. Either way the
+    answer is the one `conversation_problem` gives.
+    """
+
+    __slots__ = ("_messages", "_open", "_read", "_stamp")
+
+    def __init__(self) -> None:
+        self._messages: Sequence[Message] | None = None
+        self._read = 0
+        self._open: dict[str, str] = {}
+        self._stamp = -1
+
+    def problem(
+        self,
+        messages: Sequence[Message],
+        *,
+        edited: bool = True,
+        allow_open_tail: bool = False,
+        pending: Sequence[ToolCallPart] = (),
+    ) -> str | None:
+        """What breaks the invariant in `messages`, or None (see `conversation_problem`).
+
+        Args:
+            messages: The conversation to check.
+            edited: Whether `messages` may have changed otherwise than by appends since the
+                last check (then it is read from the first message).
+            allow_open_tail: Whether the last assistant message may still await its results.
+            pending: Calls whose results are about to be appended (see `conversation_problem`).
+        """
+        problem, unanswered = self._catch_up(messages, edited)
+        return problem or _ending(unanswered, len(messages), allow_open_tail, pending)
+
+    def response_problem(self, messages: Sequence[Message], response: object, *, edited: bool = True) -> str | None:
+        """What is wrong with `response` as the model's next message after `messages`, or None."""
+        if not isinstance(response, Message) or response.role != "assistant":
+            return f"state.response must be an assistant Message, not {response!r:.80}"
+        problem, unanswered = self._catch_up(messages, edited)
+        return problem or _read(unanswered, [response], numbered_from=len(messages))
+
+    def _catch_up(self, messages: Sequence[Message], edited: bool) -> tuple[str | None, dict[str, str]]:
+        """Read what was not read yet: the first problem, or None, and the calls left open.
+
+        A valid reading is kept for the next check (the caller gets a copy of the open calls).
+        """
+        stamp = edit_stamp()
+        start = self._read
+        if edited or messages is not self._messages or stamp != self._stamp or len(messages) < start:
+            start, self._messages, self._read, self._open = 0, None, 0, {}
+        unanswered = dict(self._open)
+        problem = _read(unanswered, messages, start)
+        if problem is None and all(tracks_edits(messages[i]) for i in range(start, len(messages))):
+            self._messages, self._read, self._open, self._stamp = messages, len(messages), dict(unanswered), stamp
+        elif problem is None:
+            self._messages = None
+        return problem, unanswered
+
+
+def _read(
+    unanswered: dict[str, str], messages: Sequence[object], start: int = 0, *, numbered_from: int = 0
+) -> str | None:
+    """Read `messages[start:]` on from the calls `unanswered` (updated); the first problem, or None.
+
+    Problems name message `numbered_from + i` for `messages[i]`.
+    """
+    for i in range(start, len(messages)):
+        message, index = messages[i], numbered_from + i
         if not isinstance(message, Message):
             return f"messages[{index}] is a {type(message).__name__}, not a Message"
         if message.role == "tool":
@@ -45,16 +126,21 @@ def conversation_problem(
             problem = _open(unanswered, message, index)
         if problem:
             return problem
-    if unanswered and not allow_open_tail:
-        return f"the conversation ends with unanswered tool call(s) {', '.join(sorted(unanswered))}"
     return None
 
 
-def response_problem(messages: Sequence[Message], response: object) -> str | None:
-    """What is wrong with `response` as the model's next message after `messages`, or None."""
-    if not isinstance(response, Message) or response.role != "assistant":
-        return f"state.response must be an assistant Message, not {response!r:.80}"
-    return conversation_problem([*messages, response], allow_open_tail=True)
+def _ending(
+    unanswered: dict[str, str], length: int, allow_open_tail: bool, pending: Sequence[ToolCallPart]
+) -> str | None:
+    """The problem of a conversation of `length` messages read up to `unanswered`, once `pending` is answered."""
+    if pending:
+        upcoming = [Message.from_valid_parts("tool", [ToolResultPart(call_id=c.id, content="")]) for c in pending]
+        problem = _read(unanswered, upcoming, numbered_from=length)
+        if problem:
+            return problem
+    if unanswered and not allow_open_tail:
+        return f"the conversation ends with unanswered tool call(s) {', '.join(sorted(unanswered))}"
+    return None
 
 
 def _answer(pending: dict[str, str], message: Message, index: int) -> str | None:
@@ -68,8 +154,7 @@ def _answer(pending: dict[str, str], message: Message, index: int) -> str | None
 
 
 def _open(pending: dict[str, str], message: Message, index: int) -> str | None:
-    calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
-    results = [p for p in message.parts if isinstance(p, ToolResultPart)]
+    calls, results = message.tool_calls, message.tool_results
     if message.role == "assistant":
         if results:
             return f"messages[{index}] (assistant) holds a tool result; results go in tool messages"

@@ -77,7 +77,7 @@ class Event(BaseModel):
         """The message this event records; raises `ValueError` for non-message events."""
         if self.kind != "message" or self.role is None:
             raise ValueError(f"event {self.seq} is a {self.kind} event, not a message")
-        return Message.from_valid_parts(self.role, list(self.parts))
+        return Message.from_valid_parts(self.role, self.parts)
 
 
 class StatusOptions(BaseModel):
@@ -94,6 +94,15 @@ class StatusOptions(BaseModel):
     """Include tool arguments in status lines ("running add(a=1, b=2)")."""
     outputs: bool = True
     """Include tool results in status lines ("add returned 3")."""
+    reasoning: bool = False
+    """Also write the model's reasoning, where it shows any, as llm status lines ("thinking: ...")."""
+    tool_logs: bool = True
+    """Capture log records emitted by tool code during its call as tool status events (with `tool`)."""
+    hook_logs: bool = False
+    """Capture log records emitted by hooks as agent status events (with `agent`)."""
+    model_logs: bool = False
+    """Capture log records emitted during model calls (the adapter, its retries, the SDK) as llm
+    status events (with `llm`)."""
 
     def wants(self, source: StatusSource) -> bool:
         """Whether status events from `source` are written."""

@@ -5,15 +5,22 @@ A hook is anything with `run(state)`; it may also have `run_async(state)`,
 async function into one. Hooks return nothing: they state their intent through `State`
 (`state.control.exit(...)`, `state.skip_tool(...)`), and the loop applies it once every
 hook of the point has run.
+
+A hook function (or a `run`/`run_async` method) may take a `RunContext` instead of the
+state or beside it, told apart by its annotation: `def h(ctx: RunContext)`,
+`def h(state, ctx: RunContext)`.
 """
 
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from hookline._context_var import is_context_type
+from hookline.context import RunContext
 from hookline.errors import ConfigError
 from hookline.hook_points import HookPoint
 from hookline.state import State
@@ -36,7 +43,7 @@ class Hook(Protocol):
 class FunctionHook:
     """A plain or async function used as a hook (made by `@hook`)."""
 
-    function: Callable[[State], Any]
+    function: Callable[..., Any]
     name: str
 
     def run(self, state: State) -> None:
@@ -50,10 +57,13 @@ class FunctionHook:
             await result
 
 
-def hook(function: Callable[[State], Any] | None = None, /, *, name: str | None = None) -> Any:
-    """Make a plain or async function `f(state)` a hook: `@hook` or `@hook(name="budget")`."""
+def hook(function: Callable[..., Any] | None = None, /, *, name: str | None = None) -> Any:
+    """Make a plain or async function `f(state)` a hook: `@hook` or `@hook(name="budget")`.
 
-    def wrap(f: Callable[[State], Any]) -> FunctionHook:
+    It may take a `RunContext` instead of the state or beside it: `f(ctx: RunContext)`, `f(state, ctx: RunContext)`.
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionHook:
         if not callable(f):
             raise ConfigError(f"@hook needs a function taking the state, not {type(f).__name__}")
         return FunctionHook(f, name or str(getattr(f, "__qualname__", type(f).__name__)))
@@ -67,12 +77,19 @@ class BoundHook:
 
     hook: Any
     name: str
-    invoke: Callable[[State], Any]
+    invoke: Callable[..., Any]
     is_async: bool
+    plan: tuple[bool, ...] | None = None
+    """For a hook that takes a `RunContext`: for each parameter, whether it gets the context (else the state)."""
 
-    async def __call__(self, state: State) -> None:
-        """Run the hook on `state`."""
-        if self.is_async:
+    async def __call__(self, state: State, context: RunContext[Any] | None = None) -> None:
+        """Run the hook on `state` (and `context`, for a hook that takes one)."""
+        if self.plan is not None:
+            args = [context if wants_context else state for wants_context in self.plan]
+            result = self.invoke(*args)
+            if self.is_async:
+                await result
+        elif self.is_async:
             await self.invoke(state)
         else:
             self.invoke(state)
@@ -87,11 +104,41 @@ def _bind(item: Any) -> BoundHook:
         raise ConfigError(f"a hook needs a run(state) method or must be a function, not {type(item).__name__}")
     name = getattr(item, "name", None) or type(item).__name__
     run_async = getattr(item, "run_async", None)
-    if isinstance(item, FunctionHook) and not inspect.iscoroutinefunction(item.function):
-        return BoundHook(item, name, item.run, False)
+    if isinstance(item, FunctionHook):
+        is_async = inspect.iscoroutinefunction(item.function)
+        plan = _context_plan(item.function, name)
+        if plan is not None:
+            return BoundHook(item, name, item.function, is_async, plan)
+        if not is_async:
+            return BoundHook(item, name, item.run, False)
     if run_async is not None:
-        return BoundHook(item, name, run_async, True)
-    return BoundHook(item, name, item.run, False)
+        return BoundHook(item, name, run_async, True, _context_plan(run_async, name))
+    return BoundHook(item, name, item.run, False, _context_plan(item.run, name))
+
+
+def _context_plan(function: Callable[..., Any], name: str) -> tuple[bool, ...] | None:
+    """Which parameters of a hook take the `RunContext` (the others the state); None if none does."""
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # a name only a type checker sees: read the annotations as written
+        hints = {}
+    marks = [is_context_type(hints.get(p.name, p.annotation)) for p in params]
+    if not any(marks):
+        return None
+    plan = []
+    for param, is_context in zip(params, marks, strict=True):
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD) and (
+            is_context or param.default is param.empty
+        ):
+            plan.append(is_context)
+        elif is_context:
+            raise ConfigError(f"hook {name!r}: the loop passes the RunContext by position; "
+                              f"make {param.name!r} a positional parameter")
+    return tuple(plan)
 
 
 def _point(name: Any) -> HookPoint:

@@ -14,10 +14,7 @@ valid: every tool call it recorded is answered, and the last status says how the
 from __future__ import annotations
 
 import asyncio
-import logging
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -25,8 +22,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from hookline import tracing as _tracing
+from hookline._context_var import current_contexts
 from hookline.agent_spec import AgentSpec
-from hookline.conversation import conversation_problem, open_calls, response_problem, user_actions_as_text
+from hookline.conversation import ConversationCheck, open_calls, user_actions_as_text
 from hookline.decision import Decision
 from hookline.errors import (
     ConfigError,
@@ -40,18 +38,19 @@ from hookline.errors import (
 from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
-from hookline.models.base import ModelRequest, ModelResponse, ResponseDone, TextDelta
+from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, ResponseDone, TextDelta
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
-from hookline.resume import DIED_REASON, held_messages, plan_resume, started_calls
+from hookline.resume import DIED_REASON, Answer, check_resumption, edit_event, held_messages, plan_resume, started_calls
+from hookline.run_scope import RunScope
 from hookline.sessions._codec import encode_state
 from hookline.sessions.base import SessionStore
 from hookline.state import State
-from hookline.status import describe_answer, describe_call, describe_result
+from hookline.status import describe_answer, describe_call, describe_reasoning, describe_result
 from hookline.tool_runner import ToolRunner
 from hookline.tools import Tool, error_result
 from hookline.turn_buffer import TurnBuffer
-from hookline.types import StatusSource, StopReason
+from hookline.types import StopReason
 
 __all__ = ["Run", "SessionTarget"]
 
@@ -84,7 +83,9 @@ class Run:
         max_turns: int | None = None,
         session: SessionTarget | None = None,
         queue: asyncio.Queue[Event | None] | None = None,
-        approvals: dict[str, bool | str] | None = None,
+        approvals: dict[str, Answer] | None = None,
+        model_settings: ModelSettings | None = None,
+        deps: Any = None,
     ) -> None:
         self.agent = agent
         self.prompt = prompt
@@ -96,18 +97,19 @@ class Run:
         self.recorder = Recorder(store, session.session_id if session else None, queue)
         self.buffer = TurnBuffer()
         self.state = State(agent, list(history or ()), session_id=session.session_id if session else None,
-                           buffer=self.buffer)
+                           buffer=self.buffer, model_settings=model_settings)
         self.new_messages: list[Message] = []
         self.tools: dict[str, Tool] = {}
         self.stop_reason: StopReason | None = None
         self.output: Any = ""
         self.interruptions: list[Interruption] = []
         self.retried_output = False
-        status = agent.status
-        self._status_on = {s: self.recorder.active and status.wants(s) for s in ("agent", "llm", "tool")}
-        self.runner = ToolRunner(agent.tool_concurrency, self._capture_log if self._status_on["tool"] else None)
+        self.scope = RunScope(self.recorder, self.state, agent.name, agent.status, deps)
+        self._status_on, self._status = self.scope.on, self.scope.status
+        self.runner = ToolRunner(agent.tool_concurrency, self.scope.tool_log if self.scope.tool_logs else None)
+        self.runner.keep = agent.exit_conditions
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread = 0
+        self._edits: dict[str, ToolCallPart] = {}  # approved calls whose arguments the user changed
         self._log_tail: list[Event] = []
         self._system: Message | None = None
         self._turn_calls: list[ToolCallPart] = []
@@ -115,6 +117,8 @@ class Run:
         self._started: list[ToolCallPart] = []
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}  # as recorded, whatever hooks edit
         self._hooks_since_check: list[tuple[str, HookPoint]] = []
+        self._conversation = ConversationCheck()  # reads only what was appended since its last check
+        self._hooked = frozenset(point for point, hooks in agent.hooks.items() if hooks)
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._state_error: ConfigError | None = None
@@ -131,10 +135,14 @@ class Run:
         return await self._execute_in_session()
 
     async def _execute_in_session(self) -> RunResult:
-        if self.session is None:
-            return await self._execute()
-        async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
-            return await self._execute()
+        contexts = current_contexts.set(self.scope.tool_context)  # where this run's tool calls find their context
+        try:
+            if self.session is None:
+                return await self._execute()
+            async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
+                return await self._execute()
+        finally:
+            current_contexts.reset(contexts)
 
     def cancel(self) -> None:
         """Stop the run, from any thread: it ends soon with `stop_reason == "cancelled"`."""
@@ -146,7 +154,8 @@ class Run:
 
     async def _execute(self) -> RunResult:
         await self.agent.warm_up()
-        self._loop, self._loop_thread = asyncio.get_running_loop(), threading.get_ident()
+        self._loop = asyncio.get_running_loop()
+        self.scope.bind()
         self._task = asyncio.current_task()
         if self.session is not None:  # nothing is recorded until the session loads and the approvals fit it
             await self._load_session()
@@ -242,7 +251,7 @@ class Run:
                 session = await store.create(app=self.agent.app, user=self.session.user or "default", session_id=sid)
             except SessionExists:  # created meanwhile: by another process, or a killed run's late commit
                 session = await store.get(sid, user=self.session.user, with_events=False)
-        self.state.data = dict(session.state)
+        self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await store.events(sid, view="prompt")
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
@@ -270,24 +279,10 @@ class Run:
         return True
 
     def _check_resumption(self) -> None:
-        """A resumption needs a run to go on with, and approvals that name its calls (a typo must not pass).
-
-        A call already answered may be named again (resuming twice is harmless); it never runs twice.
-        Turns are numbered on from the run that stopped.
-        """
-        messages = self.state.messages
-        if not messages:
-            raise ConfigError(f"session {self.state.session_id!r} has nothing to resume: no run was made on it; "
-                              "send it a prompt instead")
-        last_prompt = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-        self.state.turn = sum(1 for m in messages[last_prompt + 1 :] if m.role == "assistant")
-        unknown = set(self.approvals or ()) - set(self._unanswered)
-        if unknown:
-            unknown -= {c.id for m in self.state.messages if m.role == "assistant" for c in m.tool_calls}
-        if unknown:
-            paused = ", ".join(self._unanswered) or "none"
-            raise ConfigError(f"the approvals name call(s) {', '.join(map(repr, sorted(unknown)))} that session "
-                              f"{self.state.session_id!r} never made; calls awaiting a decision: {paused}")
+        """Before anything is recorded: the approvals fit the paused calls (see `check_resumption`)."""
+        state = self.state
+        state.turn, self._edits = check_resumption(state.messages, self._unanswered, self.approvals or {},
+                                                   state.session_id, partial(self.agent.tools_for, state))
 
     def _close_open_calls(self, reason: str) -> None:
         """After a failure or a cancellation: answer the recorded calls left open (with results where they ran)."""
@@ -324,23 +319,28 @@ class Run:
     async def _model_turn(self, *, offer_tools: bool) -> Message | None:
         state = self.state
         state.turn += 1
-        await self._hooks(HookPoint.BEFORE_LLM)
+        if HookPoint.BEFORE_LLM in self._hooked:  # a call that returns at once costs a coroutine
+            await self._hooks(HookPoint.BEFORE_LLM)
         if self.stop_reason is not None:
             return None
         if self._hooks_since_check:
             self._check_edits_in_place()
         self.tools = self.agent.tools_for(state) if offer_tools else {}
-        request = ModelRequest(messages=self._prompt_messages(), tools=self.agent.specs_for(self.tools))
+        request = ModelRequest(messages=self._prompt_messages(), tools=self.agent.specs_for(self.tools),
+                               model_settings=state.model_settings)
+        self.buffer.model_settings = None  # a hook's settings hold for this call only
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
         if self.recorder.active:
             self._status("agent", lambda: f"turn {state.turn}: calling model")
             await self.recorder.flush()
-        response = await self._ask(request)
+        asking = self._ask(request)
+        response = await (self.scope.capturing(self.scope.model_log, asking) if self.scope.model_logs else asking)
         state.response = response.to_message()
         self.buffer.hold()
         state.control.rerun_requested = False
-        await self._hooks(HookPoint.AFTER_LLM)
+        if HookPoint.AFTER_LLM in self._hooked:
+            await self._hooks(HookPoint.AFTER_LLM)
         message, state.response = state.response, None
         if state.control.rerun_requested and self.stop_reason is None:
             self._release_injections()
@@ -382,6 +382,8 @@ class Run:
         usage.model_calls += 1
         if self._status_on["llm"]:
             self._status("llm", lambda: describe_answer(model.name, response, time.perf_counter() - started))
+            for line in describe_reasoning(response) if self.agent.status.reasoning else ():
+                self._status("llm", line)
         return response
 
     async def _ask_streaming(self, request: ModelRequest) -> ModelResponse:
@@ -399,7 +401,7 @@ class Run:
         state.tool_calls, buffer.decisions = list(calls), dict(preset or {})
         buffer.hold()
         self._turn_calls, self._ran = calls, {}
-        if preset is None:
+        if preset is None and HookPoint.BEFORE_TOOL in self._hooked:
             await self._hooks(HookPoint.BEFORE_TOOL)
         state.tool_calls = []
         decisions = buffer.decisions
@@ -419,21 +421,26 @@ class Run:
         ran: dict[str, ToolResultPart] = {}
         self._ran = ran
         await self.runner.run(self.tools, to_run, ran)
-        results = await self._after_tools(calls, decisions, ran)
+        if decisions or HookPoint.AFTER_TOOL in self._hooked:
+            results = await self._after_tools(calls, decisions, ran)
+        else:  # what `_after_tools` gives when there is nothing to apply
+            results = [ran[c.id] for c in calls]
         self._append_results(results)
         self._turn_calls = []
-        if any(d.action == "interrupt" for d in decisions.values()):
+        if decisions and any(d.action == "interrupt" for d in decisions.values()):
             self._record_interruptions(calls, decisions)
         else:
             self._release_injections()
+        if self.runner.keep and self.stop_reason is None:
+            self._exit_if_done(results, ran)
 
-    def _capture_log(self, call: ToolCallPart, record: logging.LogRecord) -> None:
-        event = Event.status(call.name, "tool", f"{record.levelname.lower()}: {record.getMessage()}",
-                             call_id=call.id, logger=record.name, level=record.levelname)
-        if self._loop is not None and threading.get_ident() != self._loop_thread:
-            self._loop.call_soon_threadsafe(self.recorder.add, event)
-        else:
-            self.recorder.add(event)
+    def _exit_if_done(self, results: list[ToolResultPart], ran: dict[str, ToolResultPart]) -> None:
+        """An exit condition: a tool it names ran and succeeded, so the run ends, its value the output."""
+        done = self.runner.exit_value(results, ran)
+        if done is not None:
+            name, self.output = done
+            self.stop_reason = "completed"
+            self._status("agent", f"{name} ran: exit condition met", exit_condition=name)
 
     async def _after_tools(
         self, calls: list[ToolCallPart], decisions: dict[str, Decision], ran: dict[str, ToolResultPart]
@@ -446,7 +453,8 @@ class Run:
                     results.append(decision.result)
                 continue
             state.tool_call, buffer.tool_result = call, ran[call.id]
-            await self._hooks(HookPoint.AFTER_TOOL, stop_on_exit=True)
+            if HookPoint.AFTER_TOOL in self._hooked:
+                await self._hooks(HookPoint.AFTER_TOOL, stop_on_exit=True)
             results.append(buffer.tool_result)
             state.tool_call = buffer.tool_result = None
         return results
@@ -510,7 +518,10 @@ class Run:
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
         self.buffer.messages.extend(held_messages(self._log_tail))
-        await self._tool_turn(pending, preset)
+        for call_id, edited in self._edits.items():  # the user's edit is on record before the call runs
+            self.recorder.add(edit_event(self._unanswered[call_id], edited, self.scope.user))
+            self._unanswered[call_id] = edited
+        await self._tool_turn(list(self._unanswered.values()), preset)
 
     # -- small shared steps ----------------------------------------------------------------
 
@@ -523,7 +534,10 @@ class Run:
         for bound in hooks:
             response = state.response
             try:
-                await bound(state)
+                if bound.plan is None and not self.scope.hook_logs:
+                    await bound(state)
+                else:
+                    await self.scope.call_hook(bound, point, capture_logs=self.scope.hook_logs)
             except Exception as exc:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
@@ -538,11 +552,11 @@ class Run:
     def _check_conversation(self, hook_name: str, point: HookPoint) -> None:
         """The conversation as the model will get it must stay valid after each hook."""
         state = self.state
-        state.messages.changed = False
+        edited, state.messages.changed = state.messages.changed, False
         if point is HookPoint.AFTER_LLM:
-            problem = response_problem(state.messages, state.response)
+            problem = self._conversation.response_problem(state.messages, state.response, edited=edited)
         else:
-            problem = conversation_problem(state.messages, pending=self._turn_calls)
+            problem = self._conversation.problem(state.messages, edited=edited, pending=self._turn_calls)
         if problem:
             raise HookError(f"hook {hook_name!r} at {point.value} broke the conversation: {problem}",
                             hook=hook_name, point=point.value)
@@ -550,7 +564,7 @@ class Run:
     def _check_edits_in_place(self) -> None:
         """Edits of a message's parts in place escape the checks after each hook: check before the model call."""
         ran, self._hooks_since_check = self._hooks_since_check, []
-        problem = conversation_problem(self.state.messages)
+        problem = self._conversation.problem(self.state.messages, edited=self.state.messages.changed)
         if problem:
             names = ", ".join(f"{name!r} at {point.value}" for name, point in ran)
             name, point = ran[-1]
@@ -575,19 +589,6 @@ class Run:
     def _release_injections(self) -> None:
         for message in self.buffer.release():
             self._append(message, author="hook")
-
-    def _status(self, source: StatusSource, text: str | Callable[[], str], *, author: str | None = None,
-                force: bool = False, **metadata: Any) -> None:
-        """Record a status line; `text` may be a function, so that nobody builds unwanted lines.
-
-        `force`: the loop needs the line's metadata on record (a call's start, a pause); when
-        the user switched `source` off, it is stored as a marker, which no front end shows.
-        """
-        if self._status_on[source]:
-            line = text if isinstance(text, str) else text()
-            self.recorder.add(Event.status(author or self.agent.name, source, line, **metadata))
-        elif force and self.recorder.store is not None:
-            self.recorder.add(Event.marker(author or self.agent.name, **metadata))
 
     def _result(self) -> RunResult:
         return RunResult.model_construct(

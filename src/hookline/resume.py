@@ -1,36 +1,187 @@
 """Planning the resumption of an interrupted run from its session log.
 
 A paused call is decided by the user's approvals: `True` runs it, `False` or a reason
-refuses it, no answer leaves it paused. A call whose start was recorded but whose result
-was not (its process died while it ran) is never re-run silently: it comes back as an
-interruption until the user approves it again.
+refuses it, `{"args": {...}}` runs it with other arguments, no answer leaves it paused. A
+call whose start was recorded but whose result was not (its process died while it ran) is
+never re-run silently: it comes back as an interruption until the user approves it again.
+
+An edit of a call's arguments is checked against the tool's schema before anything is
+recorded, and recorded as the user's (`edit_event`) before the call runs: the log keeps the
+model's call as it was made, and the user's change beside it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
 
 from hookline.conversation import open_calls
 from hookline.decision import Decision
+from hookline.errors import ConfigError
 from hookline.events import Event
-from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from hookline.result import Interruption
+from hookline.tools import Tool
 
-__all__ = ["DIED_REASON", "held_messages", "paused_calls", "plan_resume", "started_calls"]
+__all__ = [
+    "DIED_REASON", "Answer", "Approval", "check_resumption", "edit_event", "edited_calls", "held_messages",
+    "parse_approvals", "paused_calls", "plan_resume", "started_calls",
+]
+
+Approval = bool | str | Mapping[str, Any]
+"""One paused call's answer, as a user gives it: `True` runs it; `False` or a reason refuses
+it; `{"args": {...}}` runs it with these arguments; `{"approve": False, "reason": "..."}`
+refuses it (`{"approve": True}` runs it)."""
+
+Answer = bool | str | dict[str, Any]
+"""An `Approval` in its one form per meaning: `True`, `False`, a reason, or `{"args": {...}}`."""
+
+_KEYS = ("approve", "args", "reason")
 
 DIED_REASON = "the process stopped while this call ran; it may or may not have taken effect"
 """Why a call whose start is on record but whose result is not comes back as an interruption."""
 
 
+def parse_approvals(approvals: Mapping[str, Any] | None) -> dict[str, Answer]:
+    """Check `approvals` (call id -> `Approval`) and give each answer its one form.
+
+    Raises:
+        ConfigError: an answer is of no known form; the message names the call.
+    """
+    if approvals is None:
+        return {}
+    if not isinstance(approvals, Mapping):
+        raise ConfigError('approvals must be a dict of call id -> True, False, a refusal reason or {"args": {...}}')
+    return {call_id: _parse_answer(call_id, answer) for call_id, answer in approvals.items()}
+
+
+def _parse_answer(call_id: str, answer: Any) -> Answer:
+    if isinstance(answer, bool | str):
+        return answer
+    where = f"the approval for call {call_id!r}"
+    if not isinstance(answer, Mapping):
+        raise ConfigError(f'{where} must be True, False, a reason or {{"args": {{...}}}}, not {answer!r:.80}')
+    unknown = sorted(set(answer) - set(_KEYS))
+    approve, args, reason = (answer.get(key) for key in _KEYS)
+    problems = {
+        f"has unknown key(s) {', '.join(map(repr, unknown))}; use 'approve', 'args' or 'reason'": unknown,
+        "needs 'approve' (true or false) or 'args' (the arguments to run the call with)": approve is None
+        and args is None,
+        "'approve' must be true or false": approve is not None and not isinstance(approve, bool),
+        "'args' must be a JSON object of the tool's arguments": args is not None and not isinstance(args, Mapping),
+        "'reason' must be a string": reason is not None and not isinstance(reason, str),
+        "cannot both refuse the call and give it arguments": approve is False and args is not None,
+    }
+    for problem, found in problems.items():
+        if found:
+            raise ConfigError(f"{where} {problem}")
+    if args is not None:
+        return {"args": dict(args)}
+    return True if approve else reason or False
+
+
+def check_resumption(
+    messages: Sequence[Message],
+    unanswered: Mapping[str, ToolCallPart],
+    approvals: Mapping[str, Answer],
+    session_id: str | None,
+    tools: Callable[[], Mapping[str, Tool]],
+) -> tuple[int, dict[str, ToolCallPart]]:
+    """Check a resumption before anything is recorded; answer its turn number and the edited calls.
+
+    It needs a run to go on with, approvals that name that run's calls (a typo must not
+    pass) and edited arguments that fit their tools (`tools()`, asked only for an edit). A
+    call already answered may be named again (resuming twice is harmless); it never runs
+    twice. The turns are numbered on from the run that stopped.
+
+    Raises:
+        ConfigError: nothing ran in the session, an approval names a call it never made, or
+            edited arguments do not fit their tool.
+    """
+    _check_names(messages, unanswered, approvals, session_id)
+    last_prompt = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    turn = sum(1 for m in messages[last_prompt + 1 :] if m.role == "assistant")
+    if not any(isinstance(answer, dict) for answer in approvals.values()):
+        return turn, {}
+    return turn, edited_calls(list(unanswered.values()), approvals, tools())
+
+
+def _check_names(
+    messages: Sequence[Message], unanswered: Mapping[str, ToolCallPart], approvals: Mapping[str, Answer],
+    session_id: str | None,
+) -> None:
+    if not messages:
+        raise ConfigError(f"session {session_id!r} has nothing to resume: no run was made on it; "
+                          "send it a prompt instead")
+    unknown = set(approvals) - set(unanswered)
+    if unknown:
+        unknown -= {c.id for m in messages if m.role == "assistant" for c in m.tool_calls}
+    if unknown:
+        paused = ", ".join(unanswered) or "none"
+        raise ConfigError(f"the approvals name call(s) {', '.join(map(repr, sorted(unknown)))} that session "
+                          f"{session_id!r} never made; calls awaiting a decision: {paused}")
+
+
+def edited_calls(
+    pending: Sequence[ToolCallPart], approvals: Mapping[str, Answer], tools: Mapping[str, Tool]
+) -> dict[str, ToolCallPart]:
+    """The pending calls that `approvals` edit, by id, with their new arguments.
+
+    Raises:
+        ConfigError: the arguments do not fit the tool's schema (or the tool is gone); the
+            message names the call and the problem.
+    """
+    edited: dict[str, ToolCallPart] = {}
+    for call in pending:
+        answer = approvals.get(call.id)
+        if not isinstance(answer, dict):
+            continue
+        tool = tools.get(call.name)
+        if tool is None:
+            raise ConfigError(f"cannot edit the arguments of call {call.id!r}: the agent has no tool {call.name!r}")
+        try:
+            tool.validate(answer["args"])
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)
+            )
+            raise ConfigError(f"the edited arguments of call {call.id!r} ({call.name}) do not fit its schema: "
+                              f"{problems}") from None
+        edited[call.id] = ToolCallPart(id=call.id, name=call.name, arguments=answer["args"])
+    return edited
+
+
+def edit_event(original: ToolCallPart, edited: ToolCallPart, user: str | None) -> Event:
+    """The user's edit of a paused call, for the log: the edited call, authored by "user".
+
+    A status event, so the model's own call stays as it made it in the conversation; its
+    `metadata["edited_call"]` names that call.
+    """
+    text = (f"{user or 'the user'} edited the arguments of {original.name}: {_shown(edited.arguments)} "
+            f"(the model asked for {_shown(original.arguments)})")
+    metadata = {"edited_call": original.id, "arguments": edited.arguments, "original_arguments": original.arguments}
+    if user is not None:
+        metadata["user"] = user
+    return Event(author="user", kind="status", source="agent", parts=[TextPart(text=text), edited], metadata=metadata)
+
+
+def _shown(arguments: dict[str, Any] | str) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return ", ".join(f"{key}={value!r}" for key, value in arguments.items()) or "no arguments"
+
+
 def plan_resume(
-    pending: Sequence[ToolCallPart], approvals: Mapping[str, bool | str], log: Sequence[Event]
+    pending: Sequence[ToolCallPart], approvals: Mapping[str, Approval], log: Sequence[Event]
 ) -> dict[str, Decision]:
-    """Decisions for the pending calls: approved calls are left out (they run)."""
+    """Decisions for the pending calls: approved calls (edited ones too) are left out (they run)."""
     started, reasons = _call_history(_since_last_calls(log))
     decisions: dict[str, Decision] = {}
     for call in pending:
         answer = approvals.get(call.id)
-        if answer is True:
+        if answer is True or isinstance(answer, Mapping):
             continue
         if answer is None:
             reason = DIED_REASON if call.id in started else reasons.get(call.id, "awaiting approval")

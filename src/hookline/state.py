@@ -11,11 +11,13 @@ the running agent without importing its class, as Starlette's `Request.app` does
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, SupportsIndex
 
 from hookline.decision import Decision
 from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.models.base import ModelSettings
 from hookline.tools import to_content
 from hookline.turn_buffer import TurnBuffer
 from hookline.usage import Usage
@@ -125,6 +127,8 @@ class State:
         data: A dict for the user's own keys, saved with the session.
         control: Flow control: `exit(reason)`, `continue_run()`, `rerun_llm()`.
         response: In `after_llm`: the model's message (may be edited or replaced).
+        model_settings: The settings of the next model call; in `before_llm`, assign to change them
+            for that call.
         tool_calls: In `before_tool`: the pending calls.
         tool_call: In `after_tool`: the call that ran.
         turn: The 1-based number of the current model call (0 in `before_run`).
@@ -137,6 +141,7 @@ class State:
     __slots__ = (
         "_buffer",
         "_messages",
+        "_model_settings",
         "agent",
         "control",
         "data",
@@ -157,6 +162,7 @@ class State:
         data: dict[str, Any] | None = None,
         session_id: str | None = None,
         buffer: TurnBuffer | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> None:
         self.agent: Any = agent
         self._messages = TrackedMessages(messages)
@@ -170,6 +176,7 @@ class State:
         self.tool_calls: list[ToolCallPart] = []
         self.tool_call: ToolCallPart | None = None
         self._buffer = buffer if buffer is not None else TurnBuffer()
+        self._model_settings = model_settings if model_settings is not None else ModelSettings()
 
     @property
     def messages(self) -> TrackedMessages:
@@ -180,6 +187,25 @@ class State:
     def messages(self, value: list[Message]) -> None:
         self._messages = TrackedMessages(value)
         self._messages.changed = True
+
+    @property
+    def model_settings(self) -> ModelSettings:
+        """The settings of the next model call: the agent's, the run's over them, then this call's.
+
+        In `before_llm`, assign a `ModelSettings` (or a dict of its fields) to change them for
+        this one call: the fields it sets win, the others keep their values (each assignment is
+        laid over the last). The next call starts again from the run's settings.
+        """
+        held = self._buffer.model_settings
+        return self._model_settings if held is None else self._model_settings.merged(held)
+
+    @model_settings.setter
+    def model_settings(self, value: ModelSettings | Mapping[str, Any]) -> None:
+        if self.point is not HookPoint.BEFORE_LLM:
+            raise RuntimeError(f"state.model_settings can only be set in before_llm, not in {self.point}")
+        given = ModelSettings.parse(value)
+        held = self._buffer.model_settings
+        self._buffer.model_settings = given if held is None else held.merged(given)
 
     @property
     def tool_result(self) -> ToolResultPart | None:

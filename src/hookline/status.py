@@ -18,7 +18,9 @@ from typing import Any
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.models import ModelResponse
 
-__all__ = ["LogCapture", "describe_answer", "describe_call", "describe_result", "install_log_capture"]
+__all__ = [
+    "LogCapture", "describe_answer", "describe_call", "describe_reasoning", "describe_result", "install_log_capture",
+]
 
 _MAX_SHOWN = 200
 
@@ -68,9 +70,15 @@ def describe_result(result: ToolResultPart, *, outputs: bool) -> str:
         return f"{name} failed: {_short(result.content)}" if outputs else f"{name} failed"
     return f"{name} returned {_short(result.content)}" if outputs else f"{name} returned"
 
+
 def describe_answer(model_name: str, response: ModelResponse, seconds: float) -> str:
     """`gpt-4o-mini answered: 2 tool calls, 412 tokens, 380 ms`."""
     calls = len(response.tool_calls)
     what = f"{calls} tool call{'s' if calls != 1 else ''}" if calls else "text"
     tokens = response.usage.total_tokens
     return f"{model_name} answered: {what}, {tokens} tokens, {seconds * 1000:.0f} ms"
+
+
+def describe_reasoning(response: ModelResponse) -> list[str]:
+    """`thinking: ...`, one line per reasoning part that shows text (hidden reasoning shows none)."""
+    return [f"thinking: {part.text}" for part in response.reasoning if part.text.strip()]

@@ -2,8 +2,10 @@
 
 Calls run concurrently, up to a limit, when their tools can overlap (async tools, or
 synchronous ones marked `thread=True`); a plain synchronous tool is just called, since it
-could not overlap anyway and a task would only cost time. Results come back in the order
-of the calls, whatever the order of completion. Every failure is already a result (see
+could not overlap anyway and a task would only cost time. Overlapping calls start at once
+(`hookline._eager.overlap`): only those that wait get a task, so an `async def` tool that
+never awaits costs what a plain one does. Results come back in the order of the calls,
+whatever the order of completion. Every failure is already a result (see
 `Tool.answer`); an unknown tool name becomes one here.
 """
 
@@ -11,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from hookline._eager import overlap
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.status import current_capture, install_log_capture
 from hookline.tools import Tool, error_result
@@ -36,13 +39,17 @@ class ToolRunner:
         on_log: Where log records emitted during a call go, or None to not capture them.
     """
 
-    __slots__ = ("concurrency", "on_log", "trace")
+    __slots__ = ("concurrency", "keep", "on_log", "trace", "values")
 
     def __init__(self, concurrency: int, on_log: LogSink | None) -> None:
         self.concurrency = concurrency
         self.on_log = on_log
         self.trace: RunTrace | None = None
         """The run's trace, when tracing is on: each call then runs in a span of its own."""
+        self.keep: frozenset[str] = frozenset()
+        """The tools whose return values are kept in `values` (the run's exit conditions)."""
+        self.values: dict[str, Any] = {}
+        """What the tools of `keep` returned, by call id."""
         if on_log is not None:
             install_log_capture()
 
@@ -53,23 +60,30 @@ class ToolRunner:
 
         So a run cancelled meanwhile still knows the results of the calls that finished.
         """
-        answer = self.call if self.trace is None else self._traced_call
-        if len(calls) < 2 or self.concurrency == 1 or not any(
-            (t := tools.get(c.name)) is not None and t.concurrent for c in calls
-        ):
+        direct = self.trace is None and self.on_log is None and not self.keep
+        if len(calls) < 2 or self.concurrency == 1 or not _overlapping(tools, calls):
             for call in calls:
-                finished[call.id] = await answer(tools, call)
+                finished[call.id] = await self._answer(tools, call, direct)
             return
-        semaphore = asyncio.Semaphore(self.concurrency) if self.concurrency < len(calls) else None
+        if self.concurrency >= len(calls):
+            rest = overlap([(c.id, self._answer(tools, c, direct)) for c in calls], finished)
+            if rest is not None:
+                await rest
+            return
+        semaphore = asyncio.Semaphore(self.concurrency)
 
         async def one(call: ToolCallPart) -> None:
-            if semaphore is None:
-                finished[call.id] = await answer(tools, call)
-                return
             async with semaphore:
-                finished[call.id] = await answer(tools, call)
+                finished[call.id] = await self._answer(tools, call, direct)
 
         await asyncio.gather(*(one(c) for c in calls))
+
+    def _answer(self, tools: dict[str, Tool], call: ToolCallPart, direct: bool) -> Coroutine[Any, Any, ToolResultPart]:
+        """What answers `call`: the tool's own `answer` when nothing wraps it (`direct`), so one coroutine less."""
+        tool = tools.get(call.name) if direct else None
+        if tool is not None:
+            return tool.answer(call)
+        return self.call(tools, call) if self.trace is None else self._traced_call(tools, call)
 
     async def call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
         """Answer one call; log records it emits go to `on_log`."""
@@ -77,14 +91,36 @@ class ToolRunner:
         if tool is None:
             available = ", ".join(tools) or "none"
             return error_result(call, f"unknown tool {call.name!r}; available tools: {available}")
+        answering = tool.answer(call, self.values) if self.keep and call.name in self.keep else tool.answer(call)
         if self.on_log is None:
-            return await tool.answer(call)
+            return await answering
         token = current_capture.set(partial(self.on_log, call))
         try:
-            return await tool.answer(call)
+            return await answering
         finally:
             current_capture.reset(token)
+
+    def exit_value(self, results: list[ToolResultPart], ran: dict[str, ToolResultPart]) -> tuple[str, Any] | None:
+        """The first tool of `keep` that ran and succeeded among `results`, and the run's output from it.
+
+        The output is what the tool returned, or the result's content where an `after_tool`
+        hook replaced the result (or the tool's value could not be kept).
+        """
+        for result in results:
+            if result.name in self.keep and not result.is_error and result.call_id in ran:
+                kept = ran[result.call_id] is result and result.call_id in self.values
+                return result.name, self.values[result.call_id] if kept else result.content
+        return None
 
     async def _traced_call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
         assert self.trace is not None
         return await self.trace.tool(call, tools.get(call.name), partial(self.call, tools, call))
+
+
+def _overlapping(tools: dict[str, Tool], calls: list[ToolCallPart]) -> bool:
+    """Whether a tool of `calls` can overlap with others (a loop: cheaper than `any` over a generator)."""
+    for call in calls:
+        tool = tools.get(call.name)
+        if tool is not None and tool.concurrent:
+            return True
+    return False

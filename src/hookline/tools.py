@@ -9,6 +9,9 @@ an exception out of the run.
 A synchronous tool runs in the event loop, as a plain function call, unless it is marked
 `@tool(thread=True)`: most tools are quick, and a worker thread costs more than they do.
 Mark tools that block (file or network I/O) or write them as `async def`.
+
+A parameter annotated `RunContext` (or `RunContext[Deps]`) is no argument of the model's:
+it is left out of the schema and of validation, and the call gets the run's context there.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_json
 
+from hookline._context_var import current_contexts, is_context_type
 from hookline.errors import ConfigError, ToolError
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
@@ -85,7 +89,7 @@ class Tool:
     """
 
     __slots__ = (
-        "_arguments_model", "_is_async", "_spec", "_thread", "_validator",
+        "_arguments_model", "_context", "_is_async", "_spec", "_thread", "_validator",
         "description", "function", "name", "parameters",
     )
 
@@ -107,7 +111,7 @@ class Tool:
             )
         doc_description, arg_docs = _parse_docstring(inspect.getdoc(function) or "")
         self.description = description if description is not None else doc_description
-        self._arguments_model = _arguments_model(function, self.name, arg_docs)
+        self._arguments_model, self._context = _arguments_model(function, self.name, arg_docs)
         self._validator = self._arguments_model.__pydantic_validator__
         self.parameters = _schema(self._arguments_model)
         self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
@@ -115,6 +119,13 @@ class Tool:
         )
         self._thread = thread
         self._spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    _calls_directly = True
+    """Whether `answer` may call a plain sync function itself: false for a subclass with its own `call`."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._calls_directly = cls.call is Tool.call
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
@@ -138,16 +149,30 @@ class Tool:
         return dict(self._validator.validate_python(arguments).__dict__)
 
     async def call(self, arguments: dict[str, Any]) -> Any:
-        """Validate `arguments` and call the function with them; return what it returns."""
+        """Validate `arguments` and call the function with them; return what it returns.
+
+        A function that takes a `RunContext` gets the one of its call in a run (`ConfigError`
+        outside a run: call `tool.function` with a `RunContext(deps)` of your own there).
+        """
+        return await self._call(arguments, None)
+
+    async def _call(self, arguments: dict[str, Any], context: Any) -> Any:
         kwargs = self._validator.validate_python(arguments).__dict__
+        if self._context is not None:
+            if context is None:
+                raise ConfigError(f"tool {self.name!r} takes a RunContext, so it runs only in an agent's run")
+            kwargs = {**kwargs, self._context: context}
         if self._is_async:
             return await self.function(**kwargs)
         if self._thread:
             return await asyncio.to_thread(self.function, **kwargs)
         return self.function(**kwargs)
 
-    async def answer(self, call: ToolCallPart) -> ToolResultPart:
-        """Run `call` and turn whatever happens into a result; never raises `Exception`."""
+    async def answer(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
+        """Run `call` and turn whatever happens into a result; never raises `Exception`.
+
+        `values`, if given, gets what the function returned, by call id (when it returned).
+        """
         arguments = call.arguments
         if isinstance(arguments, str):
             try:
@@ -155,14 +180,29 @@ class Tool:
             except ValueError as exc:
                 return error_result(call, f"the arguments for {self.name} are not a valid JSON object: {exc}")
         try:
-            value = await self.call(arguments)
+            if not self._calls_directly:
+                value = await self.call(arguments)
+            elif self._thread or self._context is not None:
+                value = await self._call(arguments, None if self._context is None else _run_context(call))
+            elif self._is_async:  # what `call` does, without a coroutine of its own
+                value = await self.function(**self._validator.validate_python(arguments).__dict__)
+            else:
+                value = self.function(**self._validator.validate_python(arguments).__dict__)
         except ValidationError as exc:
             return error_result(call, f"invalid arguments for {self.name}: {_describe(exc)}")
         except ToolError as exc:
             return error_result(call, str(exc))
         except Exception as exc:  # a tool's failure goes back to the model; the run goes on
             return error_result(call, f"{self.name} failed: {type(exc).__name__}: {exc}")
+        if values is not None:
+            values[call.id] = value
         return ToolResultPart.from_valid(call.id, to_content(value), name=self.name)
+
+
+def _run_context(call: ToolCallPart) -> Any:
+    """The `RunContext` of `call`, from the run it belongs to (None outside a run)."""
+    maker = current_contexts.get()
+    return None if maker is None else maker(call)
 
 
 def _decode_arguments(raw: str) -> dict[str, Any]:
@@ -218,22 +258,29 @@ def _safe_repr(value: Any) -> str:
         return f"<a {type(value).__name__} that cannot be shown as text: {type(exc).__name__}: {exc}>"
 
 
-def _arguments_model(function: ToolFunction, name: str, arg_docs: dict[str, str]) -> type[BaseModel]:
+def _arguments_model(
+    function: ToolFunction, name: str, arg_docs: dict[str, str]
+) -> tuple[type[BaseModel], str | None]:
+    """The model that validates the arguments, and the name of the `RunContext` parameter (if any)."""
     try:
         signature = inspect.signature(function)
         hints = _type_hints(function)
     except (TypeError, ValueError, NameError) as exc:
         raise ConfigError(f"cannot read the signature of tool {name!r}: {exc}") from exc
     fields: dict[str, Any] = {}
+    context: str | None = None
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigError(f"tool {name!r} cannot take *{param.name}: give every argument a name and a type")
         annotation = hints.get(param.name, Any)
+        if is_context_type(annotation):
+            context = param.name
+            continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
     try:
-        return create_model(f"{name}_arguments", __config__=config, **fields)
+        return create_model(f"{name}_arguments", __config__=config, **fields), context
     except Exception as exc:
         raise ConfigError(f"tool {name!r} has an argument type hookline cannot describe as JSON: {exc}") from exc
 

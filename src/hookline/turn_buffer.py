@@ -1,16 +1,18 @@
 """`TurnBuffer`: what hooks hand the loop during a turn, for the loop to apply.
 
 Hooks never change the run directly: `State.inject`, `State.skip_tool` and the other
-decision methods, and an assignment to `state.tool_result`, write here. The loop owns the
-buffer (it gives it to the `State` it builds) and applies what it holds once the hooks of a
-point have run. Injected messages wait while tool calls await their results (`hold()` until
-`release()`), so that a message never lands between a call and its result.
+decision methods, and an assignment to `state.tool_result` or `state.model_settings`, write
+here. The loop owns the buffer (it gives it to the `State` it builds) and applies what it
+holds once the hooks of a point have run. Injected messages wait while tool calls await
+their results (`hold()` until `release()`), so that a message never lands between a call and
+its result.
 """
 
 from __future__ import annotations
 
 from hookline.decision import Decision
 from hookline.messages import Message, ToolResultPart
+from hookline.models.base import ModelSettings
 
 __all__ = ["TurnBuffer"]
 
@@ -18,7 +20,7 @@ __all__ = ["TurnBuffer"]
 class TurnBuffer:
     """Injected messages, per-call decisions and the tool result in hand, between hooks and the loop."""
 
-    __slots__ = ("decisions", "holding", "messages", "tool_result")
+    __slots__ = ("decisions", "holding", "messages", "model_settings", "tool_result")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -29,6 +31,8 @@ class TurnBuffer:
         """The `before_tool` decisions of this tool turn, by call id."""
         self.tool_result: ToolResultPart | None = None
         """In `after_tool`: the result of the call being handled (hooks may replace it)."""
+        self.model_settings: ModelSettings | None = None
+        """What `before_llm` hooks set for the coming model call, laid over the run's settings."""
 
     def inject(self, message: Message) -> None:
         """Queue `message`; the loop appends it when the messages are released."""

@@ -1,4 +1,7 @@
-"""Fixtures for the session-store suites: every test runs against every store.
+"""Fixtures for the session-store tests: a `store` fixture runs a test against every store.
+
+The store contract (test_store_contract.py) brings its own fixtures; these serve the tests
+beside it (the agent on a store, the properties, processes, faults).
 
 PostgreSQL runs for real: a throwaway database is created on 127.0.0.1:5432 for the test
 session (override the server with HOOKLINE_TEST_POSTGRES) and dropped at the end. A

@@ -1,4 +1,4 @@
-"""The agent on real session stores: saved state, prepared parts, interrupt and resume, a killed process."""
+"""The agent on real stores, beyond the store contract: a new store instance, a killed process, resume streamed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hookline import Agent, Event, Message, SessionBusy, State, TextPart, ToolCallPart, ToolResultPart, hook, tool
+from hookline import Agent, State, ToolCallPart, hook, tool
 from hookline.conversation import conversation_problem
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import SessionStore, SQLiteSessionStore
@@ -51,47 +51,6 @@ def make_agent(store: SessionStore, model: Recorder, **kwargs: Any) -> Agent:
     return Agent(name="calc", model=FunctionModel(model), tools=[add], session_store=store, **kwargs)
 
 
-async def test_a_session_keeps_the_conversation_and_state(store: SessionStore) -> None:
-    model = Recorder()
-
-    @hook
-    def count_runs(state: State) -> None:
-        state.data["runs"] = state.data.get("runs", 0) + 1
-
-    agent = make_agent(store, model, hooks={"before_run": [count_runs]})
-    await agent.prompt("first").session("s1", user="u1")
-    result = await agent.prompt("second").session("s1", user="u1")
-
-    assert result.output == "sum is 4"
-    second_request = model.requests[2].messages
-    assert [m.role for m in second_request] == ["user", "assistant", "tool", "assistant", "user"]
-    session = await store.get("s1", user="u1")
-    assert session.state == {"runs": 2}
-    prompt_view = await store.events("s1", view="prompt")
-    assert all(e.kind == "message" for e in prompt_view)
-    assert [e.seq for e in prompt_view] == sorted(e.seq for e in prompt_view)
-    statuses = [e for e in await store.events("s1", view="all") if e.kind == "status"]
-    assert any(e.text == "running add(a=1, b=1)" for e in statuses)
-    assert conversation_problem([e.to_message() for e in prompt_view]) is None
-
-
-async def test_prepared_parts_join_the_next_prompt_first(store: SessionStore) -> None:
-    model = Recorder()
-    agent = make_agent(store, model)
-    await store.create(session_id="s2")
-    edit = ToolCallPart(id="u1", name="write_file", arguments={"path": "a.txt", "text": "hi"})
-    await store.prepare_event("s2", Event(author="user", role="user", parts=[edit]))
-    await store.prepare_event("s2", Event(author="user", role="user", parts=[
-        ToolResultPart(call_id="u1", content="written", name="write_file")]))
-
-    await agent.prompt("what did I change?").session("s2")
-
-    first = model.requests[0].messages[0]
-    assert first.role == "user"
-    assert [p.type for p in first.parts] == ["tool_call", "tool_result", "text"]
-    assert (await store.get("s2")).events[-1].partial is False
-
-
 async def test_interrupted_run_resumes_from_a_new_store_instance(tmp_path: Path) -> None:
     effects.clear()
     path = str(tmp_path / "s.db")
@@ -116,45 +75,6 @@ async def test_interrupted_run_resumes_from_a_new_store_instance(tmp_path: Path)
     assert done.output == "sum is 2"
     assert effects == [2], "an approved call runs once, even when resume is called twice"
     assert again.stop_reason == "completed"
-
-
-async def test_a_refused_call_answers_the_model(store: SessionStore) -> None:
-    effects.clear()
-    model = Recorder()
-
-    @hook
-    def ask_first(state: State) -> None:
-        state.interrupt(state.tool_calls[0].id, "check")
-
-    agent = make_agent(store, model, hooks={"before_tool": [ask_first]})
-    await agent.prompt("add").session("s4")
-    result = await agent.resume("s4", approvals={"c1": "not today"})
-    assert effects == []
-    refusal = result.messages[0].tool_results[0]
-    assert refusal.is_error
-    assert "not today" in refusal.content
-    assert result.output.startswith("sum is")
-
-
-async def test_a_second_run_on_a_busy_session_waits_or_fails(store: SessionStore) -> None:
-    release = asyncio.Event()
-
-    async def slow_model(request: ModelRequest) -> ModelResponse:
-        await release.wait()
-        return ModelResponse(text="ok")
-
-    agent = Agent(model=FunctionModel(slow_model), session_store=store)
-    first = asyncio.ensure_future(agent.prompt("one").session("busy"))
-    await asyncio.sleep(0.05)
-    with pytest.raises(SessionBusy):
-        await agent.prompt("two").session("busy", wait=0)
-    waiting = asyncio.ensure_future(agent.prompt("three").session("busy", wait=10))
-    await asyncio.sleep(0.05)
-    release.set()
-    await first
-    await waiting
-    texts = [e.text for e in await store.events("busy", view="prompt")]
-    assert texts == ["one", "ok", "three", "ok"], "runs never interleave their half-turns"
 
 
 async def test_a_killed_process_leaves_a_log_that_resume_can_finish(tmp_path: Path) -> None:
@@ -186,18 +106,6 @@ async def test_a_killed_process_leaves_a_log_that_resume_can_finish(tmp_path: Pa
         assert refused.output == "finished"
         messages = [e.to_message() for e in await agent.session_store.events("crash", view="prompt")]
         assert conversation_problem(messages) is None
-
-
-async def test_a_new_prompt_closes_calls_left_open(store: SessionStore) -> None:
-    await store.create(session_id="open")
-    await store.append_event("open", Event(author="user", role="user", parts=[TextPart(text="go")]))
-    call = ToolCallPart(id="lost", name="add", arguments={"a": 1, "b": 2})
-    await store.append_event("open", Event.from_message(Message(role="assistant", parts=[call]), "calc"))
-    model = Recorder()
-    await make_agent(store, model).prompt("hello again").session("open")
-    seen = model.requests[0].messages
-    assert conversation_problem(seen) is None
-    assert seen[2].tool_results[0].is_error
 
 
 async def test_resume_streams_like_a_prompt(store: SessionStore) -> None:

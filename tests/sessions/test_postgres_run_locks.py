@@ -12,11 +12,10 @@ from collections.abc import AsyncIterator, Callable
 
 import asyncpg
 import pytest
+from test_postgres_fencing import lock_backend
 
 from hookline.errors import SessionBusy
 from hookline.sessions import SessionStore
-
-from test_postgres_fencing import lock_backend
 
 pytestmark = pytest.mark.anyio
 

@@ -141,8 +141,8 @@ async def test_a_full_database_is_a_clear_error_and_recovers(store: SQLiteSessio
     session = await store.create()
     await store.append_event(session.id, said("first"))
     # `max_page_count` caps the file for one connection only: set it on the store's own.
-    (pages,) = (await store._run(lambda db: db.execute("PRAGMA page_count").fetchall()))[0]
-    await store._run(lambda db: db.execute(f"PRAGMA max_page_count = {pages + 4}").fetchall())
+    (pages,) = (await store._transaction(lambda db: db.execute("PRAGMA page_count").fetchall(), read_only=True))[0]
+    await store._transaction(lambda db: db.execute(f"PRAGMA max_page_count = {pages + 4}").fetchall())
 
     big = "x" * 6000
     filled, error = await fill(store, session.id, big)
@@ -156,7 +156,7 @@ async def test_a_full_database_is_a_clear_error_and_recovers(store: SQLiteSessio
         await store.append_events(session.id, [said("a"), said(big), said(big)])
     assert len(await texts(store, session.id)) == stored
 
-    await store._run(lambda db: db.execute("PRAGMA max_page_count = 1073741823").fetchall())
+    await store._transaction(lambda db: db.execute("PRAGMA max_page_count = 1073741823").fetchall())
     assert (await store.append_event(session.id, said("after"))).seq == stored + 1
     assert (await texts(store, session.id))[-1] == "after"
 

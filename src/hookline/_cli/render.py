@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hookline.events import Event
-from hookline.messages import DocumentPart, Part, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import DocumentPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from hookline.sessions import Session
 from hookline.status import describe_call
 
@@ -91,6 +91,8 @@ def _part_line(part: Part) -> Text:
     if isinstance(part, ToolResultPart):
         style = "red" if part.is_error else ""
         return Text.assemble(("← ", "yellow"), (f"{part.name or part.call_id}: ", "bold"), (part.content, style))
+    if isinstance(part, ReasoningPart):
+        return Text.assemble(("thinking: ", "dim"), (part.text or "(hidden)", "dim italic"))
     assert isinstance(part, DocumentPart)
     return Text.assemble(("document ", "dim"), (part.title, "bold"), f" ({len(part.text)} chars)")
 

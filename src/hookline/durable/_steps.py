@@ -104,6 +104,7 @@ def fingerprint(request: ModelRequest) -> str:
         "tools": [t.model_dump(mode="json") for t in request.tools],
         "output_schema": request.output_schema,
         "settings": request.settings,
+        "model_settings": request.model_settings.given(),
     }
     return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -205,11 +206,11 @@ class DurableTool(Tool):
         """Call the inner tool (not a step: `answer` is)."""
         return await self.inner.call(arguments)
 
-    async def answer(self, call: ToolCallPart) -> ToolResultPart:
+    async def answer(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
         """Answer `call` as a step; a recovered run first takes the checkpointed result."""
         if not in_workflow():
-            return await self.inner.answer(call)
+            return await self.inner.answer(call, values)
         replay = replaying.get()
         if replay is not None and (result := replay.take_result(call)) is not None:
             return result
-        return await checkpointed(f"{TOOL_STEP}:{self.name}", lambda: self.inner.answer(call))
+        return await checkpointed(f"{TOOL_STEP}:{self.name}", lambda: self.inner.answer(call, values))

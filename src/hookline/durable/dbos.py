@@ -342,7 +342,8 @@ def _recovery_approvals(
     spent; a started call whose result DBOS checkpointed is approved, to take that result.
     """
     started = started_calls(log)
-    decided = {c: a for c, a in approvals.items() if not (begun and a is True and c in started)}
+    decided = {c: a for c, a in approvals.items() if not (begun and (a is True or isinstance(a, Mapping))
+                                                          and c in started)}
     for paused in paused_calls(log):
         if paused.call_id in started and paused.call_id in replay.results:
             decided[paused.call_id] = True

@@ -4,9 +4,10 @@ The seam (`Model` and the values that cross it) lives in `hookline.models.base` 
 imported here at once. Everything else is loaded on first use (PEP 562 `__getattr__`): the
 scripted `FunctionModel`, the `"provider:model"` registry (`hookline.models._registry`, which
 the built-in adapters and third-party packages fill through the `hookline.models` entry-point
-group) and the provider adapters (`OpenAIModel`, `AnthropicModel`, `LocalModel`). So
-importing hookline loads no provider SDK: a program that only uses Anthropic needs no `openai`
-import, and one without the `anthropic` extra installed can still import everything else.
+group) and the provider adapters (`OpenAIModel`, `OpenAIResponsesModel`, `AnthropicModel`,
+`LocalModel`). So importing hookline loads no provider SDK: a program that only uses
+Anthropic needs no `openai` import, and one without the `anthropic` extra installed can
+still import everything else.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from hookline.models.base import (
     Model,
     ModelRequest,
     ModelResponse,
+    ModelSettings,
     ModelStreamEvent,
+    ReasoningEffort,
     ResponseDone,
     TextDelta,
     ToolSpec,
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     from hookline.models.function import FunctionModel
     from hookline.models.local import LocalModel
     from hookline.models.openai import OpenAIModel
+    from hookline.models.openai_responses import OpenAIResponsesModel
 
 __all__ = [
     "AnthropicModel",
@@ -38,8 +42,11 @@ __all__ = [
     "Model",
     "ModelRequest",
     "ModelResponse",
+    "ModelSettings",
     "ModelStreamEvent",
     "OpenAIModel",
+    "OpenAIResponsesModel",
+    "ReasoningEffort",
     "ResponseDone",
     "TextDelta",
     "ToolSpec",
@@ -52,6 +59,7 @@ _LAZY = {
     "register_provider": "hookline.models._registry",
     "resolve_model": "hookline.models._registry",
     "OpenAIModel": "hookline.models.openai",
+    "OpenAIResponsesModel": "hookline.models.openai_responses",
     "AnthropicModel": "hookline.models.anthropic",
     "LocalModel": "hookline.models.local",
 }

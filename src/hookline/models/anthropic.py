@@ -6,6 +6,11 @@ only. The Messages API wants what Chat Completions does not: the system prompt a
 merged, and every tool result following one assistant turn lands in one user message),
 and `max_tokens` on every call (`DEFAULT_MAX_TOKENS` unless the settings say otherwise).
 `output_schema` uses the API's native structured output (`output_config.format`).
+
+Extended thinking comes back as `thinking` blocks (with a `signature`) and `redacted_thinking`
+blocks (opaque `data`); they become `ReasoningPart`s tagged "anthropic" and go back to the API
+unchanged, first in their assistant message, as it requires once the model called tools.
+Reasoning tagged by another provider is left out.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import Any, cast
 import httpx2
 
 from hookline.errors import ConfigError, ModelError
-from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.messages import Message, ReasoningPart, ToolCallPart, ToolResultPart
+from hookline.models._anthropic_settings import DEFAULT_MAX_TOKENS, REASONING_PROVIDER, THINKING_BUDGETS, map_settings
 from hookline.models._clients import LoopClients
 from hookline.models._errors import (
     ErrorTable,
@@ -36,6 +42,7 @@ from hookline.models._errors import (
     timeout_error,
 )
 from hookline.models._render import new_call_id, parse_arguments, text_blocks
+from hookline.models._settings import TOOL_ONLY
 from hookline.models._streaming import streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
@@ -44,18 +51,25 @@ from hookline.usage import Usage
 
 try:
     import anthropic
-    from anthropic.types import InputJSONDelta, MessageParam, RawMessageStreamEvent, TextBlock, ToolUseBlock
+    from anthropic.types import (
+        InputJSONDelta,
+        MessageParam,
+        RawMessageStreamEvent,
+        RedactedThinkingBlock,
+        SignatureDelta,
+        TextBlock,
+        ThinkingBlock,
+        ThinkingDelta,
+        ToolUseBlock,
+    )
     from anthropic.types import Message as AnthropicMessage
     from anthropic.types import TextDelta as AnthropicTextDelta
 except ImportError as exc:
     raise missing_sdk("AnthropicModel", "pip install 'hookline[anthropic]'", exc) from exc
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel", "from_spec"]
+__all__ = ["DEFAULT_MAX_TOKENS", "THINKING_BUDGETS", "AnthropicModel", "from_spec"]
 
-DEFAULT_MAX_TOKENS = 4096
-"""`max_tokens` sent when the settings give none (the Messages API requires it)."""
-
-_TOOL_ONLY_SETTINGS = frozenset({"tool_choice"})
+_REASONING = REASONING_PROVIDER
 
 
 class AnthropicModel(Model):
@@ -65,8 +79,10 @@ class AnthropicModel(Model):
         name: The model's name, e.g. `"claude-sonnet-4-6"`.
         base_url: The API's base URL; default `ANTHROPIC_BASE_URL`, else Anthropic's.
         api_key: The API key; default `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN` as a bearer token).
-        settings: Request parameters sent with every call (`max_tokens`, `temperature`, `tool_choice`, ...);
-            `tool_choice` is left out of calls without tools.
+        settings: Request parameters sent with every call (`max_tokens`, `temperature`, `tool_choice`,
+            `thinking`, ...); `tool_choice` is left out of calls without tools. A call's
+            `ModelSettings` are mapped over them (`reasoning_effort` turns thinking on, with a
+            budget from `THINKING_BUDGETS`).
         retry: How calls are retried and timed out; default `RetryPolicy()`.
         http_client: An `httpx2.AsyncClient` to send requests with; you close it.
         timeout: Seconds one attempt may take; default `retry.timeout`.
@@ -109,12 +125,13 @@ class AnthropicModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""
-        max_tokens, messages, body = self._call(request)
+        max_tokens, messages, body, headers = self._call(request)
 
         async def attempt() -> ModelResponse:
             with converted(_ERRORS, self.provider):
                 message = await self._clients.get().messages.create(
-                    model=self.name, max_tokens=max_tokens, messages=messages, stream=False, extra_body=body
+                    model=self.name, max_tokens=max_tokens, messages=messages, stream=False, extra_body=body,
+                    extra_headers=headers,
                 )
             return _parse_message(message, self.name, self.provider)
 
@@ -126,11 +143,12 @@ class AnthropicModel(Model):
         A stream that fails or ends before its `stop_reason` (the connection dropped) is
         retried whole under `self.retry`; text already yielded is not yielded again.
         """
-        max_tokens, messages, body = self._call(request)
+        max_tokens, messages, body, headers = self._call(request)
 
         async def open_stream() -> anthropic.AsyncStream[RawMessageStreamEvent]:
             return await self._clients.get().messages.create(
-                model=self.name, max_tokens=max_tokens, messages=messages, stream=True, extra_body=body
+                model=self.name, max_tokens=max_tokens, messages=messages, stream=True, extra_body=body,
+                extra_headers=headers,
             )
 
         assembler = partial(_EventAssembler, self.name)
@@ -141,8 +159,10 @@ class AnthropicModel(Model):
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
         await self._clients.aclose()
 
-    def _call(self, request: ModelRequest) -> tuple[int, list[MessageParam], JSONObject]:
+    def _call(self, request: ModelRequest) -> tuple[int, list[MessageParam], JSONObject, dict[str, str]]:
+        """The call's `max_tokens`, messages, other parameters and extra HTTP headers."""
         body: JSONObject = {**self.settings, **request.settings}
+        headers, extra = map_settings(body, request.model_settings, bool(request.tools))
         max_tokens = int(body.pop("max_tokens", DEFAULT_MAX_TOKENS))
         system, messages = _convert(request.messages)
         if system:
@@ -150,12 +170,13 @@ class AnthropicModel(Model):
         if request.tools:
             body["tools"] = [_tool(spec) for spec in request.tools]
         else:
-            for key in _TOOL_ONLY_SETTINGS:
+            for key in TOOL_ONLY:
                 body.pop(key, None)
         if request.output_schema is not None:
             output_format = {"type": "json_schema", "schema": request.output_schema}
             body["output_config"] = {**body.get("output_config", {}), "format": output_format}
-        return max_tokens, cast("list[MessageParam]", messages), body
+        body.update(extra)
+        return max_tokens, cast("list[MessageParam]", messages), body, headers
 
 
 def from_spec(name: str) -> AnthropicModel:
@@ -207,11 +228,32 @@ def _user_blocks(message: Message) -> tuple[str, list[JSONObject]]:
 
 
 def _assistant_blocks(message: Message) -> tuple[str, list[JSONObject]]:
-    blocks = _text(text_blocks([part for part in message.parts if not isinstance(part, ToolCallPart)]))
+    blocks = [_thinking(part) for part in message.parts if isinstance(part, ReasoningPart) and _ours(part)]
+    blocks += _text(text_blocks([part for part in message.parts if not isinstance(part, ToolCallPart)]))
     blocks.extend(
         {"type": "tool_use", "id": call.id, "name": call.name, "input": _input_of(call)} for call in message.tool_calls
     )
     return "assistant", blocks
+
+
+def _ours(part: ReasoningPart) -> bool:
+    # A thinking block goes back only with its signature (or as the redacted data it was).
+    return part.provider == _REASONING and (part.data is not None or part.signature is not None)
+
+
+def _thinking(part: ReasoningPart) -> JSONObject:
+    if part.data is not None:
+        return {"type": "redacted_thinking", "data": part.data}
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+
+
+def _reasoning(block: object) -> ReasoningPart | None:
+    """The `ReasoningPart` a content block holds, if it is a thinking block."""
+    if isinstance(block, ThinkingBlock):
+        return ReasoningPart(text=block.thinking or "", signature=block.signature, provider=_REASONING)
+    if isinstance(block, RedactedThinkingBlock):
+        return ReasoningPart(data=block.data, provider=_REASONING)
+    return None
 
 
 def _input_of(call: ToolCallPart) -> JSONObject:
@@ -248,6 +290,7 @@ def _parse_message(message: object, name: str, provider: str) -> ModelResponse:
         ]
         return ModelResponse(
             text="".join(block.text or "" for block in message.content if isinstance(block, TextBlock)),
+            reasoning=[part for part in map(_reasoning, message.content) if part is not None],
             tool_calls=calls,
             usage=Usage(input_tokens=_input_tokens(message.usage), output_tokens=message.usage.output_tokens or 0),
             model_name=message.model or name,
@@ -273,15 +316,24 @@ def _input_tokens(usage: Any) -> int:
 
 @dataclass
 class _Block:
-    tool: bool
+    kind: str
+    """"text", "tool" or "thinking"."""
     id: str = ""
     name: str = ""
     pieces: list[str] = field(default_factory=list)
     start_input: object = None
+    signature: str | None = None
+    data: str | None = None
+
+    def reasoning(self) -> ReasoningPart:
+        return ReasoningPart(text="".join(self.pieces), signature=self.signature, data=self.data, provider=_REASONING)
+
+
+_DELTA_KINDS: dict[type, str] = {InputJSONDelta: "tool", ThinkingDelta: "thinking", SignatureDelta: "thinking"}
 
 
 class _EventAssembler:
-    """Builds the whole response from stream events: text, tool input JSON deltas, usage."""
+    """Builds the whole response from stream events: text, thinking, tool input JSON deltas, usage."""
 
     def __init__(self, name: str) -> None:
         self.blocks: dict[int, _Block] = {}
@@ -311,19 +363,29 @@ class _EventAssembler:
     def _block_start(self, event: Any) -> str:
         block = event.content_block
         if isinstance(block, ToolUseBlock):
-            self.blocks[event.index] = _Block(tool=True, id=block.id or "", name=block.name, start_input=block.input)
+            self.blocks[event.index] = _Block("tool", id=block.id or "", name=block.name, start_input=block.input)
+            return ""
+        thought = _reasoning(block)
+        if thought is not None:  # a signature, if any, comes whole in a later delta
+            self.blocks[event.index] = _Block("thinking", pieces=[thought.text], signature=thought.signature or None,
+                                              data=thought.data)
             return ""
         text = block.text or "" if isinstance(block, TextBlock) else ""
-        self.blocks[event.index] = _Block(tool=False, pieces=[text])
+        self.blocks[event.index] = _Block("text", pieces=[text])
         return text
 
     def _block_delta(self, event: Any) -> str:
-        block = self.blocks.setdefault(event.index, _Block(tool=isinstance(event.delta, InputJSONDelta)))
-        if isinstance(event.delta, AnthropicTextDelta):
-            block.pieces.append(event.delta.text)
-            return str(event.delta.text)
-        if isinstance(event.delta, InputJSONDelta):
-            block.pieces.append(event.delta.partial_json)
+        delta = event.delta
+        block = self.blocks.setdefault(event.index, _Block(_DELTA_KINDS.get(type(delta), "text")))
+        if isinstance(delta, AnthropicTextDelta):
+            block.pieces.append(delta.text)
+            return str(delta.text)
+        if isinstance(delta, InputJSONDelta):
+            block.pieces.append(delta.partial_json)
+        elif isinstance(delta, ThinkingDelta):
+            block.pieces.append(delta.thinking)
+        elif isinstance(delta, SignatureDelta):
+            block.signature = delta.signature
         return ""
 
     def _message_delta(self, event: Any) -> str:
@@ -338,8 +400,9 @@ class _EventAssembler:
         """Return the assembled response."""
         ordered = [self.blocks[index] for index in sorted(self.blocks)]
         return ModelResponse(
-            text="".join("".join(block.pieces) for block in ordered if not block.tool),
-            tool_calls=[_assembled_call(block) for block in ordered if block.tool],
+            text="".join("".join(block.pieces) for block in ordered if block.kind == "text"),
+            reasoning=[block.reasoning() for block in ordered if block.kind == "thinking"],
+            tool_calls=[_assembled_call(block) for block in ordered if block.kind == "tool"],
             usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
             model_name=self.model_name,
             metadata=self.metadata,

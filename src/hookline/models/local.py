@@ -44,6 +44,7 @@ from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models._grammar import build_grammar, compile_grammar
 from hookline.models._render import new_call_id, text_blocks
+from hookline.models._settings import left_out, usable
 from hookline.models.base import Model, ModelRequest, ModelResponse, ToolSpec
 from hookline.types import JSONObject
 from hookline.usage import Usage
@@ -62,6 +63,8 @@ _HOW_TO_FIX = (
 _SAMPLING_KEYS = frozenset(("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "stop"))
 _SAMPLING_KEYS |= {"repeat_penalty", "presence_penalty", "frequency_penalty"}
 """Request settings passed on to llama.cpp; any other key (e.g. `tool_choice`) is not."""
+_MAPPED = ("temperature", "max_tokens", "stop", "tool_choice")
+"""The `ModelSettings` fields this model takes, under the same names."""
 _ANSWER_REPEAT_PENALTY = 1.1
 """For answers only, unless set: without it greedy SmolLM2 can loop to `max_tokens`, writing
 "1. 1 + 2 = 3" on line after line. Not for calls: it would push the model off a repeated digit."""
@@ -118,7 +121,9 @@ class LocalModel(Model):
             add(15, 8)...), hence 1; raise it for a bigger model.
         settings: Request parameters for every call (`temperature`, `top_p`, `max_tokens`,
             `seed`, `repeat_penalty`, `stop`, `tool_choice`, ...); the default temperature is
-            0, which suits a tiny model best.
+            0, which suits a tiny model best. A call's `ModelSettings` are mapped over them
+            (`extra_body` joins them; `parallel_tool_calls`, `reasoning_effort` and
+            `extra_headers` have no counterpart and are left out).
 
     Raises:
         ConfigError: the file does not exist or llama-cpp-python is not installed.
@@ -154,7 +159,7 @@ class LocalModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Generate one turn: a tool call or an answer, as this turn's grammar allows."""
-        settings = {**self.settings, **request.settings}
+        settings = {**self.settings, **request.settings, **_mapped(request)}
         tools, answer = _branches(request, settings.get("tool_choice"), self.tool_rounds)
         text, usage, finish = await self._generate(request, tools, answer, settings)
         call = _parse_call(text, tools)
@@ -248,6 +253,15 @@ class LocalModel(Model):
             close = getattr(llama, "close", None)
             if close is not None:
                 close()
+
+
+def _mapped(request: ModelRequest) -> JSONObject:
+    """The call's `ModelSettings` as this model's settings."""
+    wanted = usable(request.model_settings, "local", tools=bool(request.tools))
+    left_out("local", [name for name in wanted if name not in (*_MAPPED, "extra_body")], "no counterpart in llama.cpp")
+    mapped: JSONObject = {name: wanted[name] for name in _MAPPED if name in wanted}
+    mapped.update(wanted.get("extra_body") or {})
+    return mapped
 
 
 def _grammar_text(tools: list[ToolSpec], answer: bool, output_schema: JSONObject | None, exact: bool) -> str:

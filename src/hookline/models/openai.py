@@ -3,15 +3,14 @@
 OpenAI itself, DeepSeek, Groq, OpenRouter, Together, and local servers (Ollama, vLLM,
 llama.cpp's server, LM Studio) all speak Chat Completions; `PRESETS` holds their base
 URLs. The SDK client is built with `max_retries=0`: retries live in `hookline.retry`, and
-every SDK error is converted to `ModelError` through one table (`_ERRORS`). SDK types
-stay in this module; what crosses the seam are hookline's own types.
+every SDK error is converted to `ModelError` through one table (`_openai_shared.ERRORS`,
+shared with `OpenAIResponsesModel`). SDK types stay in this module; what crosses the seam
+are hookline's own types.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -20,23 +19,22 @@ from typing import Any, cast
 import httpx
 import httpx2
 
-from hookline.errors import ConfigError, ModelError
+from hookline.errors import ConfigError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
-from hookline.models._clients import LoopClients
-from hookline.models._errors import (
-    ErrorTable,
-    api_error,
-    connection_error,
-    converted,
-    garbled,
-    garbled_error,
-    malformed,
-    malformed_error,
-    missing_sdk,
-    status_error,
-    timeout_error,
+from hookline.models._errors import converted, garbled, malformed, missing_sdk
+from hookline.models._openai_shared import (
+    ERRORS,
+    NO_KEY,
+    OPENAI_BASE_URL,
+    clients,
+    find_api_key,
+    is_openai,
+    result_content,
+    schema_name,
+    strict_ok,
 )
 from hookline.models._render import arguments_json, new_call_id, parse_arguments, text_blocks
+from hookline.models._settings import TOOL_ONLY, usable
 from hookline.models._streaming import streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
@@ -68,7 +66,7 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openai": Preset(OPENAI_BASE_URL, "OPENAI_API_KEY"),
     "deepseek": Preset("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
     "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
     "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
@@ -80,9 +78,6 @@ PRESETS: dict[str, Preset] = {
 }
 """Known OpenAI-compatible providers by name, for `OpenAIModel.preset()`."""
 
-_TOOL_ONLY_SETTINGS = frozenset({"tool_choice", "parallel_tool_calls"})
-_NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
-
 
 class OpenAIModel(Model):
     """A model behind an OpenAI-compatible Chat Completions API.
@@ -92,7 +87,9 @@ class OpenAIModel(Model):
         base_url: The server's base URL; default `OPENAI_BASE_URL`, else OpenAI's.
         api_key: The API key; default `OPENAI_API_KEY` (a server at another base URL may need none).
         settings: Request parameters sent with every call (`temperature`, `seed`, `tool_choice`, ...);
-            those that only make sense with tools are left out of calls without tools.
+            those that only make sense with tools are left out of calls without tools. A call's
+            `ModelSettings` are mapped over them (`max_tokens` is sent as `max_completion_tokens`
+            to OpenAI's own API, which wants it for reasoning models).
         retry: How calls are retried and timed out; default `RetryPolicy()`.
         http_client: An `httpx2.AsyncClient` (or `httpx.AsyncClient`) to send requests with; you close it.
         timeout: Seconds one attempt may take; default `retry.timeout`.
@@ -121,17 +118,9 @@ class OpenAIModel(Model):
         self.retry = retry or RetryPolicy()
         if timeout is not None:
             self.retry = replace(self.retry, timeout=timeout)
-        key = _api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"))
-        self._clients = LoopClients(
-            lambda: openai.AsyncOpenAI(
-                api_key=key,
-                base_url=base_url,
-                max_retries=0,
-                timeout=self.retry.timeout,
-                http_client=cast(Any, http_client),
-            ),
-            close_client=http_client is None,
-        )
+        key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), "OpenAIModel")
+        self._max_tokens_key = "max_completion_tokens" if is_openai(base_url) else "max_tokens"
+        self._clients = clients(key, base_url, self.retry.timeout, http_client)
 
     @classmethod
     def preset(cls, provider: str, name: str, *, api_key: str | None = None, **options: Any) -> OpenAIModel:
@@ -155,17 +144,17 @@ class OpenAIModel(Model):
             if not api_key:
                 raise ConfigError(f"{provider} needs an API key: pass api_key=... or set {preset.api_key_env}")
         options.setdefault("base_url", preset.base_url)
-        return cls(name, api_key=api_key or _NO_KEY, provider=provider, **options)
+        return cls(name, api_key=api_key or NO_KEY, provider=provider, **options)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""
         messages = _messages(request.messages)
-        body = self._body(request, stream=False)
+        body, headers = self._body(request, stream=False)
 
         async def attempt() -> ModelResponse:
-            with converted(_ERRORS, self.provider):
+            with converted(ERRORS, self.provider):
                 completion = await self._clients.get().chat.completions.create(
-                    model=self.name, messages=messages, stream=False, extra_body=body
+                    model=self.name, messages=messages, stream=False, extra_body=body, extra_headers=headers
                 )
             return _parse_completion(completion, self.name, self.provider)
 
@@ -178,33 +167,45 @@ class OpenAIModel(Model):
         retried whole under `self.retry`; text already yielded is not yielded again.
         """
         messages = _messages(request.messages)
-        body = self._body(request, stream=True)
+        body, headers = self._body(request, stream=True)
 
         async def open_stream() -> openai.AsyncStream[ChatCompletionChunk]:
             return await self._clients.get().chat.completions.create(
-                model=self.name, messages=messages, stream=True, extra_body=body
+                model=self.name, messages=messages, stream=True, extra_body=body, extra_headers=headers
             )
 
         assembler = partial(_ChunkAssembler, self.name)
-        async for item in streamed(open_stream, assembler, _ERRORS, self.provider, self.retry):
+        async for item in streamed(open_stream, assembler, ERRORS, self.provider, self.retry):
             yield item
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""
         await self._clients.aclose()
 
-    def _body(self, request: ModelRequest, *, stream: bool) -> JSONObject:
+    def _body(self, request: ModelRequest, *, stream: bool) -> tuple[JSONObject, dict[str, str]]:
+        """The request's parameters beside `model` and `messages`, and its extra HTTP headers."""
         body: JSONObject = {**self.settings, **request.settings}
+        wanted = usable(request.model_settings, self.provider, tools=bool(request.tools))
+        headers: dict[str, str] = wanted.pop("extra_headers", {})
+        extra: JSONObject = wanted.pop("extra_body", {})
+        if "max_tokens" in wanted:
+            body.pop("max_tokens", None)
+            body.pop("max_completion_tokens", None)
+            body[self._max_tokens_key] = wanted.pop("max_tokens")
+        if "tool_choice" in wanted:
+            wanted["tool_choice"] = _tool_choice(wanted["tool_choice"])
+        body.update(wanted)  # temperature, stop, parallel_tool_calls, reasoning_effort: the same names
         if request.tools:
             body["tools"] = [_tool(spec) for spec in request.tools]
         else:
-            for key in _TOOL_ONLY_SETTINGS:
+            for key in TOOL_ONLY:
                 body.pop(key, None)
         if request.output_schema is not None:
             body["response_format"] = _response_format(request.output_schema)
         if stream:
             body["stream_options"] = {**body.get("stream_options", {}), "include_usage": True}
-        return body
+        body.update(extra)
+        return body, headers
 
 
 def from_spec(name: str) -> OpenAIModel:
@@ -212,13 +213,11 @@ def from_spec(name: str) -> OpenAIModel:
     return OpenAIModel(name)
 
 
-def _api_key(api_key: str | None, base_url: str | None) -> str:
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if key:
-        return key
-    if base_url and not base_url.startswith(PRESETS["openai"].base_url):
-        return _NO_KEY
-    raise ConfigError("OpenAIModel needs an API key: pass api_key=... or set OPENAI_API_KEY")
+def _tool_choice(choice: str) -> JSONObject | str:
+    """`ModelSettings.tool_choice` as Chat Completions takes it: a mode, or the function to call."""
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 def _messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
@@ -245,7 +244,7 @@ def _call_json(call: ToolCallPart) -> JSONObject:
 
 def _tool_message(message: Message) -> list[JSONObject]:
     entries: list[JSONObject] = [
-        {"role": "tool", "tool_call_id": result.call_id, "content": _result_content(result)}
+        {"role": "tool", "tool_call_id": result.call_id, "content": result_content(result)}
         for result in message.tool_results
     ]
     rest = text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])
@@ -262,11 +261,9 @@ _CONVERTERS: dict[str, Callable[[Message], list[JSONObject]]] = {
 }
 
 
-def _result_content(result: ToolResultPart) -> str:
-    # Chat Completions has no error flag on tool results: say it in the content.
-    if result.is_error and not result.content.lower().startswith("error"):
-        return f"Error: {result.content}"
-    return result.content
+def _response_format(schema: JSONObject) -> JSONObject:
+    return {"type": "json_schema", "json_schema": {"name": schema_name(schema), "schema": schema,
+                                                   "strict": strict_ok(schema)}}
 
 
 def _tool(spec: ToolSpec) -> JSONObject:
@@ -274,26 +271,6 @@ def _tool(spec: ToolSpec) -> JSONObject:
     if spec.description:
         function["description"] = spec.description
     return {"type": "function", "function": function}
-
-
-def _response_format(schema: JSONObject) -> JSONObject:
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", str(schema.get("title") or "output"))[:64]
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": _strict_ok(schema)}}
-
-
-def _strict_ok(node: object) -> bool:
-    # OpenAI's strict mode wants closed objects whose properties are all required.
-    if isinstance(node, list):
-        return all(_strict_ok(item) for item in node)
-    if not isinstance(node, dict):
-        return True
-    children = list(node.values())
-    if node.get("type") == "object" or "properties" in node:
-        properties = node.get("properties") or {}
-        if node.get("additionalProperties") is not False or set(node.get("required") or []) != set(properties):
-            return False
-        children = [value for key, value in node.items() if key != "properties"] + list(properties.values())
-    return all(_strict_ok(child) for child in children)
 
 
 def _parse_completion(completion: object, name: str, provider: str) -> ModelResponse:
@@ -390,22 +367,3 @@ class _ChunkAssembler:
             model_name=self.model_name,
             metadata=self.metadata,
         )
-
-
-def _status_error(exc: openai.APIStatusError, provider: str) -> ModelError:
-    body = exc.body  # the SDK keeps the `error` object of OpenAI's error body
-    detail = body.get("message") if isinstance(body, dict) else body
-    return status_error(exc.status_code, str(detail or exc.message), provider, body, exc.response.headers)
-
-
-_ERRORS: ErrorTable = (
-    (openai.RateLimitError, _status_error),  # retry_after from its headers
-    (openai.APIStatusError, _status_error),
-    (openai.APITimeoutError, timeout_error),
-    (openai.APIConnectionError, connection_error),
-    (openai.APIResponseValidationError, malformed_error),
-    (json.JSONDecodeError, garbled_error),
-    (httpx2.TimeoutException, timeout_error),
-    (httpx2.TransportError, connection_error),
-    (openai.APIError, api_error),
-)

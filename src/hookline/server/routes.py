@@ -35,6 +35,7 @@ from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import ConfigError, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
+from hookline.resume import parse_approvals
 from hookline.server.audit import record_approvals
 from hookline.server.auth import current_user
 from hookline.server.errors import error_response, json_response
@@ -210,15 +211,18 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
 
 @api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
 async def resume_run(context: Ctx, user: User, session_id: SessionId, body: ResumeBody, request: Request) -> Response:
-    """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason"}}`.
+    """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason" | {"args": {...}}}}`.
 
-    Approvals naming a call that is not paused in the session answer 422 and record nothing.
-    Each paused call they decide gets a line in the log first: who approved or denied it, and when.
+    `{"args": {...}}` runs the call with these arguments instead of the model's. Approvals
+    naming a call that is not paused in the session, or edited arguments that do not fit the
+    tool's schema, answer 422 and record nothing. Each paused call they decide gets a line in
+    the log first: who approved or denied it (or edited it), and when.
     """
     await _owned(context, session_id, user)
-    decisions = await record_approvals(context.store, session_id, user, body.approvals)
     try:
-        run = resume_request(context.agent, context.store, session_id, user, body.approvals)
+        approvals = parse_approvals(body.answers())
+        decisions = await record_approvals(context.store, session_id, user, approvals, context.agent)
+        run = resume_request(context.agent, context.store, session_id, user, approvals)
         return await _answer_run(context, session_id, run, request, lead=decisions)
     except ConfigError as exc:
         # The approvals are the only input of a resume: a ConfigError is about them.

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
 from hookline.events import Event
+from hookline.resume import Approval
 from hookline.server.errors import error_body
 from hookline.sessions import SessionStore
 
@@ -264,7 +265,7 @@ def prompt_request(agent: Agent, store: SessionStore, session_id: str, user: str
 
 
 def resume_request(
-    agent: Agent, store: SessionStore, session_id: str, user: str, approvals: Mapping[str, bool | str]
+    agent: Agent, store: SessionStore, session_id: str, user: str, approvals: Mapping[str, Approval]
 ) -> PromptRequest:
     """Build the resumption of an interrupted run in the session."""
     return agent.resume(session_id, approvals, user=user, store=store, wait=0.0)

@@ -19,6 +19,7 @@ __all__ = [
     "SESSION_ID_PATTERN",
     "CancelAccepted",
     "CreateSession",
+    "ApprovalAnswer",
     "ErrorBody",
     "Health",
     "ResumeBody",
@@ -65,12 +66,32 @@ class RunBody(BaseModel):
         return value
 
 
+class ApprovalAnswer(BaseModel):
+    """One paused call's answer as an object: `{"args": {...}}` runs it with these arguments."""
+
+    model_config = _FORBID
+    approve: StrictBool | None = None
+    """`true` runs the call, `false` refuses it (the default, with `args`: `true`)."""
+    args: dict[str, Any] | None = None
+    """The arguments to run the call with instead of the model's (checked against the tool's schema)."""
+    reason: str | None = None
+    """Why it is refused (with `approve: false`)."""
+
+
 class ResumeBody(BaseModel):
     """The body of `POST /v1/sessions/{id}/resume`."""
 
     model_config = _FORBID
-    approvals: dict[str, StrictBool | str]
-    """`{call_id: true}` runs a paused call; `false` or a reason string refuses it."""
+    approvals: dict[str, StrictBool | str | ApprovalAnswer]
+    """`{call_id: true}` runs a paused call; `false` or a reason string refuses it;
+    `{call_id: {"args": {...}}}` runs it with these arguments; `{"approve": false, "reason": "..."}` refuses it."""
+
+    def answers(self) -> dict[str, Any]:
+        """The approvals as `Agent.resume` takes them (`hookline.resume.parse_approvals` checks them)."""
+        return {
+            call_id: answer.model_dump(exclude_none=True) if isinstance(answer, ApprovalAnswer) else answer
+            for call_id, answer in self.approvals.items()
+        }
 
 
 class ValidationIssue(BaseModel):

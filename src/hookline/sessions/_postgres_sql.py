@@ -1,58 +1,107 @@
-"""The SQL of `PostgresSessionStore`: named statements with positional parameters.
+"""The SQL of `PostgresSessionStore`: every statement it runs, by name.
 
-Writes made under a run lock pass the lock's epoch, and every such statement checks it in
-its own transaction (`FENCED`) and stamps the session with it (`STAMP`): see the store's
-module docstring for why the fence works.
+Laid out as `_sqlite_sql.py` is, section by section: migrations, sessions, appends and
+prepared parts, reads, run locks. asyncpg takes positional parameters only (`$1`, `$2`,
+...), so each statement lists its parameters in order beside it, under the names the
+SQLite statements give the same values (`:session_id` there is `$1 session_id` here).
+
+Writes made under a run lock pass the lock's epoch as their `fence` parameter, and every
+such statement checks it in its own transaction (`_FENCED`) and stamps the session with
+it (`_STAMP`): see the store's module docstring for why the fence works. A write without
+a lock passes NULL and is not fenced.
 """
 
 from __future__ import annotations
 
-from hookline.sessions._codec import event_json_sql
-
-EVENTS_CHANNEL = "hookline_events"
-"""The channel every append notifies at commit, with the payload `"<seq>:<session id>"`."""
+from hookline.sessions._codec import check_view, event_json_sql
+from hookline.sessions._migrations import MIGRATIONS_TABLE
+from hookline.types import View
 
 __all__ = [
     "APPEND_HEAD",
     "APPEND_HEAD_NOTIFY",
+    "APPLIED_MIGRATIONS",
     "CLAIM",
+    "DELETE_SESSION",
     "EVENTS_AFTER",
     "EVENTS_CHANNEL",
-    "EVENT_JSON",
-    "FENCED",
     "INSERT_EVENT",
     "INSERT_SESSION",
+    "LIST_SESSIONS",
+    "LOCK_FOR_DELETE",
     "LOCK_HELD",
+    "LOCK_MIGRATIONS",
+    "MIGRATIONS_TABLE_EXISTS",
     "NOTIFY_MAX_ID",
-    "PENDING_JSON",
-    "QUOTE",
+    "READ_PENDING",
+    "READ_PENDING_OF",
+    "READ_SESSION",
+    "RECORD_MIGRATION",
     "SAVE_PENDING",
-    "SESSION_COLUMNS",
-    "SET_STATE",
-    "STAMP",
+    "SESSION_EXISTS",
     "TOUCH",
-    "VIEW_KINDS",
+    "UPDATE_STATE",
+    "read_events",
 ]
 
-QUOTE = "coalesce(to_json({})::text, 'null')"
-EVENT_JSON = event_json_sql(quote=QUOTE, raw="{}::text", partial=False)
-PENDING_JSON = event_json_sql(quote=QUOTE, raw="{}::text", partial=True)
-SESSION_COLUMNS = "id, app, user_id, state, created_at, updated_at"
+EVENTS_CHANNEL = "hookline_events"
+"""The channel every append notifies at commit, with the payload `"<seq>:<session id>"`."""
+NOTIFY_MAX_ID = 7_900
+"""Bytes: a NOTIFY payload must stay under 8000; an append to a longer session id is not announced."""
+
+_QUOTE = "coalesce(to_json({})::text, 'null')"
+_EVENT_JSON = event_json_sql(quote=_QUOTE, raw="{}::text", partial=False)
+_PENDING_JSON = event_json_sql(quote=_QUOTE, raw="{}::text", partial=True)
+_SESSION_COLUMNS = "id, app, user_id, state, created_at, updated_at"
+_OWNED = "id = $1 AND ($2::text IS NULL OR user_id = $2)"  # $1 session_id, $2 user (NULL: any)
+# The fence of a write under a run lock: its epoch, as parameter ${0} (NULL: unfenced).
+_FENCED = "AND (${0}::bigint IS NULL OR lock_epoch <= ${0}::bigint)"
+_STAMP = "lock_epoch = greatest(lock_epoch, ${0}::bigint)"
+
+# --- migrations ------------------------------------------------------------------------------
+
+# $1 key1, $2 key2: the two-int advisory key that serialises migrations, for the transaction
+LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock($1, $2)"
+# $1 table; NULL back: it does not exist
+MIGRATIONS_TABLE_EXISTS = "SELECT to_regclass($1)"
+APPLIED_MIGRATIONS = f"SELECT name FROM {MIGRATIONS_TABLE}"
+# $1 name, $2 applied_at
+RECORD_MIGRATION = f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES ($1, $2)"
+
+# --- sessions --------------------------------------------------------------------------------
+
+# $1 id, $2 app, $3 user_id, $4 state, $5 created_at, $6 updated_at, $7 fence
 INSERT_SESSION = (
-    f"INSERT INTO hookline_sessions ({SESSION_COLUMNS}, lock_epoch) VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 0))"
+    f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}, lock_epoch) VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 0))"
 )
-INSERT_EVENT = (
-    "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+# $1 session_id, $2 user (NULL: any)
+READ_SESSION = f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {_OWNED}"
+# $1 session_id, $2 user (NULL: any); a row back: it exists
+SESSION_EXISTS = f"SELECT 1 FROM hookline_sessions WHERE {_OWNED}"
+# $1 app, $2 user (NULL: any)
+LIST_SESSIONS = (
+    f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE ($1::text IS NULL OR app = $1)"
+    ' AND ($2::text IS NULL OR user_id = $2) ORDER BY created_at DESC, id COLLATE "C" DESC'
 )
-# A write under a run lock passes its epoch as $fence; one without passes NULL (unfenced).
-FENCED = "AND (${0}::bigint IS NULL OR lock_epoch <= ${0}::bigint)"
-STAMP = "lock_epoch = greatest(lock_epoch, ${0}::bigint)"
+# $1 session_id, $2 user (NULL: any); a row back: deleted
+DELETE_SESSION = f"DELETE FROM hookline_sessions WHERE {_OWNED} RETURNING id"
+# $1 session_id, $2 state, $3 updated_at, $4 fence; a row back: updated
+UPDATE_STATE = (
+    f"UPDATE hookline_sessions SET state = $2, updated_at = $3, {_STAMP.format(4)}"
+    f" WHERE id = $1 {_FENCED.format(4)} RETURNING id"
+)
+
+# --- appends and prepared parts --------------------------------------------------------------
+
+# Reserve $2 count seqs, mark the session updated, and take the pending parts of the
+# appended events' $4 authors. Returns the new last seq, and each author's pending parts
+# as JSON (NULL: none). $1 session_id, $2 count, $3 updated_at, $4 authors, $5 fence;
+# no row back: no such session, or fenced out.
 APPEND_HEAD = f"""
-    WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3, {STAMP.format(5)}
-               WHERE id = $1 {FENCED.format(5)} RETURNING last_seq),
+    WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3, {_STAMP.format(5)}
+               WHERE id = $1 {_FENCED.format(5)} RETURNING last_seq),
          p AS (DELETE FROM hookline_pending WHERE session_id = $1 AND author = ANY($4::text[])
-               RETURNING {PENDING_JSON} AS j)"""
+               RETURNING {_PENDING_JSON} AS j)"""
 # With `n`, the append announces itself: PostgreSQL sends the notification when (and only
 # when) the transaction commits, and sends none when the fence let nothing through.
 APPEND_HEAD_NOTIFY = (
@@ -60,28 +109,60 @@ APPEND_HEAD_NOTIFY = (
     "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true CROSS JOIN n"
 )
 APPEND_HEAD += "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true"
-EVENTS_AFTER = f"SELECT {EVENT_JSON} FROM hookline_events WHERE session_id = $1 AND seq > $2 ORDER BY seq"
-NOTIFY_MAX_ID = 7_900  # bytes: a NOTIFY payload must stay under 8000; longer ids are not announced
-# A run lock is held: the advisory lock of `run_lock` (one bigint key, split in two oids), granted.
-LOCK_HELD = """
-    SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                   AND classid = $1::bigint::oid AND objid = $2::bigint::oid)"""
+# The columns of `EventRow`, in order: $1 session_id, $2 seq, $3 id, $4 kind, $5 author,
+# $6 role, $7 source, $8 created_at, $9 parts, $10 metadata
+INSERT_EVENT = (
+    "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+)
+# For `prepare_event`: lock the session row (ordering this after any append or prepare in
+# flight) and mark it updated. $1 session_id, $2 updated_at, $3 fence; no row back: no
+# such session, or fenced out.
 TOUCH = (
-    f"UPDATE hookline_sessions SET updated_at = $2, {STAMP.format(3)} WHERE id = $1 {FENCED.format(3)} RETURNING id"
+    f"UPDATE hookline_sessions SET updated_at = $2, {_STAMP.format(3)} WHERE id = $1 {_FENCED.format(3)} RETURNING id"
 )
-SET_STATE = (
-    f"UPDATE hookline_sessions SET state = $2, updated_at = $3, {STAMP.format(4)}"
-    f" WHERE id = $1 {FENCED.format(4)} RETURNING id"
-)
+# $1 session_id, $2 author; the author's pending parts as JSON, or no row
+READ_PENDING_OF = f"SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 AND author = $2"
+# $1 session_id, $2 author, $3 id, $4 kind, $5 role, $6 source, $7 created_at, $8 parts, $9 metadata
 SAVE_PENDING = """
     INSERT INTO hookline_pending (session_id, author, id, kind, role, source, created_at, parts, metadata)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
     ON CONFLICT (session_id, author) DO UPDATE SET kind = EXCLUDED.kind, role = EXCLUDED.role,
         source = EXCLUDED.source, parts = EXCLUDED.parts, metadata = EXCLUDED.metadata"""
+
+# --- reads -----------------------------------------------------------------------------------
+
+_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
+
+
+def read_events(view: View) -> str:
+    """Return the `SELECT` of a session's stored events of `view` above a seq, as JSON, in order.
+
+    Parameters: `$1 session_id`, `$2 after_seq`. The pending parts (`READ_PENDING`) come
+    after them in every view but `prompt`.
+    """
+    kinds = _VIEW_KINDS[check_view(view)]
+    return f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2 ORDER BY seq"
+
+
+# $1 session_id; every author's pending parts as JSON, by author
+READ_PENDING = f'SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"'
+# $1 session_id, $2 after_seq: the events of every kind, as JSON, in order (what a follower reads)
+EVENTS_AFTER = read_events("all")
+
+# --- run locks: a session-level advisory lock per held session ----------------------------------
+
+# $1 key: the run lock, for this transaction only; true back: taken (no run holds it)
+LOCK_FOR_DELETE = "SELECT pg_try_advisory_xact_lock($1)"
 # A new holder's stamp: waits for the row lock of any write in flight, then fences it out.
+# $1 session_id; the new epoch back
 CLAIM = """
     WITH e AS (SELECT nextval('hookline_lock_epochs') AS epoch),
          s AS (UPDATE hookline_sessions SET lock_epoch = (SELECT epoch FROM e) WHERE id = $1)
     SELECT epoch FROM e"""
-VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
+# Whether the advisory lock of `run_lock` (one bigint key, split in two oids) is granted.
+# $1 key's high 32 bits, $2 its low 32 bits
+LOCK_HELD = """
+    SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND classid = $1::bigint::oid AND objid = $2::bigint::oid)"""

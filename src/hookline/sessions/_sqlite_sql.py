@@ -1,4 +1,9 @@
-"""The SQL of `SQLiteSessionStore`, each transaction in as few statements as it can take.
+"""The SQL of `SQLiteSessionStore`: every statement it runs, by name, with named parameters.
+
+Laid out as `_postgres_sql.py` is, section by section: the connection, migrations,
+sessions, appends and prepared parts, reads, run locks. Parameters are named
+(`:session_id`) and passed as a mapping, so a statement that uses one value twice names
+it once; the parameters each statement takes are listed beside it.
 
 A whole transaction runs in one hop to the store's thread, but each statement still
 costs a trip through the driver, so the statements fold the work together: the seq bump
@@ -10,19 +15,27 @@ with no `BEGIN` around it.
 from __future__ import annotations
 
 from hookline.sessions._codec import check_view, event_json_sql
+from hookline.sessions._migrations import MIGRATIONS_TABLE
 from hookline.types import View
 
 __all__ = [
+    "APPLIED_MIGRATIONS",
+    "BEGIN",
     "BUMP",
+    "COMMIT",
     "DELETE_SESSION",
     "INSERT_EVENT",
     "INSERT_SESSION",
     "LEASE_HELD",
     "LIST_SESSIONS",
+    "MIGRATIONS_TABLE_EXISTS",
     "READ_SESSION",
+    "RECORD_MIGRATION",
     "RELEASE_LEASE",
     "RENEW_LEASE",
+    "ROLLBACK",
     "SAVE_PENDING",
+    "SET_UP",
     "TAKE_LEASE",
     "TAKE_PENDING",
     "TOUCH",
@@ -33,55 +46,77 @@ __all__ = [
 _EVENT_JSON = event_json_sql(quote="json_quote({})", raw="{}", partial=False)
 _PENDING_JSON = event_json_sql(quote="json_quote({})", raw="{}", partial=True)
 _SESSION_COLUMNS = "id, app, user_id, state, created_at, updated_at"
-_OWNED = "id = ? AND (? IS NULL OR user_id = ?)"
+_OWNED = "id = :session_id AND (:user IS NULL OR user_id = :user)"
+_AUTHORS = "author IN (SELECT value FROM json_each(:authors))"  # :authors, a JSON list
 
-INSERT_SESSION = f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+# --- the connection and its transactions ---------------------------------------------------
+
+# Run in order on every new connection.
+SET_UP = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON")
+# A write takes SQLite's write lock before it reads what it will change.
+BEGIN = "BEGIN IMMEDIATE"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+
+# --- migrations ------------------------------------------------------------------------------
+
+# :table
+MIGRATIONS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :table"
+APPLIED_MIGRATIONS = f"SELECT name FROM {MIGRATIONS_TABLE}"
+# :name, :applied_at
+RECORD_MIGRATION = f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (:name, :applied_at)"
+
+# --- sessions --------------------------------------------------------------------------------
+
+# :id, :app, :user_id, :state, :created_at, :updated_at
+INSERT_SESSION = (
+    f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS})"
+    " VALUES (:id, :app, :user_id, :state, :created_at, :updated_at)"
+)
+# :session_id, :user (None: any)
 READ_SESSION = f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {_OWNED}"
+# :app, :user (None: any)
 LIST_SESSIONS = (
-    f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE (? IS NULL OR app = ?)"
-    " AND (? IS NULL OR user_id = ?) ORDER BY created_at DESC, id DESC"
+    f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE (:app IS NULL OR app = :app)"
+    " AND (:user IS NULL OR user_id = :user) ORDER BY created_at DESC, id DESC"
 )
+# :session_id, :user (None: any); a row back: deleted
 DELETE_SESSION = f"DELETE FROM hookline_sessions WHERE {_OWNED} RETURNING id"
-UPDATE_STATE = "UPDATE hookline_sessions SET state = ?, updated_at = ? WHERE id = ? RETURNING id"
-# Reserve seqs and mark the session updated; return the new last seq and, as one JSON
-# list, the pending parts of the authors whose events are appended (NULL: none pending).
-# Its first parameter is the count, then updated_at, the session id, the id again, and
-# the authors.
+# :session_id, :state, :updated_at; a row back: updated
+UPDATE_STATE = (
+    "UPDATE hookline_sessions SET state = :state, updated_at = :updated_at WHERE id = :session_id RETURNING id"
+)
+
+# --- appends and prepared parts --------------------------------------------------------------
+
+# Reserve :count seqs and mark the session updated; return the new last seq and, as one
+# JSON list, the pending parts of the appended events' :authors (NULL: none pending).
+# :session_id, :count, :updated_at, :authors; no row back: no such session
 BUMP = (
-    "UPDATE hookline_sessions SET last_seq = last_seq + ?, updated_at = ? WHERE id = ?"
+    "UPDATE hookline_sessions SET last_seq = last_seq + :count, updated_at = :updated_at WHERE id = :session_id"
     f" RETURNING last_seq, (SELECT '[' || group_concat({_PENDING_JSON}, ',') || ']' FROM hookline_pending"
-    " WHERE session_id = ? AND author IN (SELECT value FROM json_each(?)))"
+    f" WHERE session_id = :session_id AND {_AUTHORS})"
 )
-# The same for `prepare_event`: mark the session updated, return the author's pending parts.
-TOUCH = (
-    "UPDATE hookline_sessions SET updated_at = ? WHERE id = ?"
-    f" RETURNING (SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = ? AND author = ?)"
-)
-TAKE_PENDING = "DELETE FROM hookline_pending WHERE session_id = ? AND author IN (SELECT value FROM json_each(?))"
+# :session_id, :authors
+TAKE_PENDING = f"DELETE FROM hookline_pending WHERE session_id = :session_id AND {_AUTHORS}"
+# The columns of `EventRow`, by name
 INSERT_EVENT = (
     "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " VALUES (:session_id, :seq, :id, :kind, :author, :role, :source, :created_at, :parts, :metadata)"
 )
+# For `prepare_event`: mark the session updated, return the :author's pending parts (NULL: none).
+# :session_id, :updated_at, :author; no row back: no such session
+TOUCH = (
+    "UPDATE hookline_sessions SET updated_at = :updated_at WHERE id = :session_id"
+    f" RETURNING (SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = :session_id AND author = :author)"
+)
+# The columns of `EventRow` but `seq`, by name
 SAVE_PENDING = (
     "INSERT OR REPLACE INTO hookline_pending (session_id, author, id, kind, role, source, created_at, parts, metadata)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-# Take the lease if it is free: no row, or the holder's lease lapsed (the function
-# `hookline_lapsed`, registered on the connection, also checks the holder's pid).
-# Parameters: session id, owner, host, pid, expires_at, now. A row back: taken.
-TAKE_LEASE = (
-    "INSERT INTO hookline_run_locks (session_id, owner, host, pid, expires_at) VALUES (?, ?, ?, ?, ?)"
-    " ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, host = excluded.host,"
-    " pid = excluded.pid, expires_at = excluded.expires_at"
-    " WHERE hookline_lapsed(host, pid, expires_at, ?) RETURNING owner"
-)
-RENEW_LEASE = "UPDATE hookline_run_locks SET expires_at = ? WHERE session_id = ? AND owner = ?"
-RELEASE_LEASE = "DELETE FROM hookline_run_locks WHERE session_id = ? AND owner = ?"
-# A row back: a live lease holds the session. Parameters: session id, now.
-LEASE_HELD = (
-    "SELECT owner FROM hookline_run_locks WHERE session_id = ? AND NOT hookline_lapsed(host, pid, expires_at, ?)"
+    " VALUES (:session_id, :author, :id, :kind, :role, :source, :created_at, :parts, :metadata)"
 )
 
+# --- reads -----------------------------------------------------------------------------------
 
 _VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
 
@@ -91,9 +126,8 @@ def read_log(view: View, *, session: bool) -> str:
 
     Each row is (tag, key, value...): tag 0 is the session's row (its columns when
     `session`, else none), tag 1 an event, tag 2 an author's pending parts (not in the
-    `prompt` view), each with its JSON as value. Parameters: the session id, the user
-    (twice; None: any), then the session id and `after_seq`, then the session id again
-    unless the view is `prompt`. The rows come in key order: SQLite sorts integers
+    `prompt` view), each with its JSON as value. Parameters: `:session_id`, `:user`
+    (None: any) and `:after_seq`. The rows come in key order: SQLite sorts integers
     before text, so the session (key -1), the events (key seq, from 1), then pending
     parts (key author); each part is read in its index's order, nothing is sorted.
     """
@@ -103,8 +137,32 @@ def read_log(view: View, *, session: bool) -> str:
     kinds = _VIEW_KINDS[view]
     parts = [
         f"SELECT 0, -1, {columns} FROM hookline_sessions WHERE {_OWNED}",
-        f"SELECT 1, seq, {_EVENT_JSON}{pad} FROM hookline_events WHERE session_id = ? {kinds} AND seq > ?",
+        f"SELECT 1, seq, {_EVENT_JSON}{pad} FROM hookline_events"
+        f" WHERE session_id = :session_id {kinds} AND seq > :after_seq",
     ]
     if not prompt:
-        parts.append(f"SELECT 2, author, {_PENDING_JSON}{pad} FROM hookline_pending WHERE session_id = ?")
+        parts.append(f"SELECT 2, author, {_PENDING_JSON}{pad} FROM hookline_pending WHERE session_id = :session_id")
     return " UNION ALL ".join(parts) + " ORDER BY 2"
+
+
+# --- run locks: a lease row per held session ---------------------------------------------------
+
+# Take the lease if it is free: no row, or the holder's lease lapsed (the function
+# `hookline_lapsed`, registered on the connection, also checks the holder's pid).
+# :session_id, :owner, :host, :pid, :expires_at, :now; a row back: taken
+TAKE_LEASE = (
+    "INSERT INTO hookline_run_locks (session_id, owner, host, pid, expires_at)"
+    " VALUES (:session_id, :owner, :host, :pid, :expires_at)"
+    " ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, host = excluded.host,"
+    " pid = excluded.pid, expires_at = excluded.expires_at"
+    " WHERE hookline_lapsed(host, pid, expires_at, :now) RETURNING owner"
+)
+# :session_id, :owner, :expires_at
+RENEW_LEASE = "UPDATE hookline_run_locks SET expires_at = :expires_at WHERE session_id = :session_id AND owner = :owner"
+# :session_id, :owner
+RELEASE_LEASE = "DELETE FROM hookline_run_locks WHERE session_id = :session_id AND owner = :owner"
+# :session_id, :now; a row back: a live lease holds the session
+LEASE_HELD = (
+    "SELECT owner FROM hookline_run_locks"
+    " WHERE session_id = :session_id AND NOT hookline_lapsed(host, pid, expires_at, :now)"
+)

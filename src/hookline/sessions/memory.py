@@ -16,9 +16,10 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import override
+
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event, select_view
-from hookline.sessions import Session, SessionStore
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -30,6 +31,7 @@ from hookline.sessions._codec import (
     stamp,
     utcnow,
 )
+from hookline.sessions.base import Session, SessionStore
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
@@ -136,6 +138,7 @@ class InMemorySessionStore(SessionStore):
             raise SessionNotFound(session_id)
         return record
 
+    @override
     async def create(
         self,
         *,
@@ -144,7 +147,6 @@ class InMemorySessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        """Create a session (a new uuid4 hex id when `session_id` is None)."""
         session_id = session_id or new_id()
         now = utcnow()
         session = Session(id=session_id, app=app, user=user, state=_as_stored_state(state or {}))
@@ -155,8 +157,8 @@ class InMemorySessionStore(SessionStore):
             self._records[session_id] = _Record(session.model_copy(deep=True))
         return session
 
+    @override
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
-        """Return the session with its events in the `ui` view (none when `with_events` is false)."""
         with self._mutex:
             record = self._record(session_id, user)
             session = record.session.model_copy(deep=True)
@@ -178,8 +180,8 @@ class InMemorySessionStore(SessionStore):
                 raise SessionBusy(session_id, _HELD)
             del self._records[session_id]
 
+    @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        """Append events at once; return them as stored (deep copies)."""
         checked = [check_event(e) for e in events]
         now = utcnow()
         with self._mutex:
@@ -195,8 +197,8 @@ class InMemorySessionStore(SessionStore):
             record.session.updated_at = now
             return [e.model_copy(deep=True) for e in stored]
 
+    @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        """Add `event`'s parts to its author's pending parts; return the partial event."""
         event = check_event(event)
         now = utcnow()
         with self._mutex:
@@ -206,8 +208,8 @@ class InMemorySessionStore(SessionStore):
             record.session.updated_at = now
             return partial.model_copy(deep=True)
 
+    @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
-        """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
         with self._mutex:
             return [e.model_copy(deep=True) for e in self._view(self._record(session_id), view, after_seq)]
 
@@ -217,8 +219,8 @@ class InMemorySessionStore(SessionStore):
         partials = [record.pending[author] for author in sorted(record.pending)]
         return select_view([*logged, *partials], view)
 
+    @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
-        """Replace the session's saved state."""
         stored = _as_stored_state(state)
         with self._mutex:
             record = self._record(session_id)
@@ -238,8 +240,8 @@ class InMemorySessionStore(SessionStore):
         finally:
             self._run_locks.release(session_id)
 
+    @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
         with self._mutex:
             found = [
                 r.session.model_copy(deep=True)

@@ -60,6 +60,7 @@ from typing import Any, NamedTuple, NoReturn
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
+from typing_extensions import override
 
 from hookline._redact import REDACTED, redact
 from hookline.errors import (
@@ -75,7 +76,6 @@ from hookline.sessions import _postgres_sql as sql
 from hookline.sessions._codec import (
     accumulate,
     check_event,
-    check_view,
     decode_events,
     decode_rows,
     decode_session,
@@ -280,12 +280,12 @@ class PostgresSessionStore(SessionStore):
         if not plan(await _applied(conn), where=self.where):
             return
         async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1, $2)", *_MIGRATION_LOCK)
+            await conn.execute(sql.LOCK_MIGRATIONS, *_MIGRATION_LOCK)
             await conn.execute(create_migrations_table(POSTGRES))
             for step in plan(await _applied(conn), where=self.where):
                 for statement in step.statements(POSTGRES):
                     await conn.execute(statement)
-                await conn.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES ($1, $2)", step.name, utcnow())
+                await conn.execute(sql.RECORD_MIGRATION, step.name, utcnow())
 
     @asynccontextmanager
     async def _transaction(self, *, read_only: bool = False) -> AsyncIterator[Any]:
@@ -326,6 +326,7 @@ class PostgresSessionStore(SessionStore):
 
     # -- the store ------------------------------------------------------------------------
 
+    @override
     async def create(
         self,
         *,
@@ -334,7 +335,6 @@ class PostgresSessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        """Create a session (a new uuid4 hex id when `session_id` is None)."""
         session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
         session.created_at = session.updated_at = utcnow()
         row = (session.id, app, user, encode_state(session.state), session.created_at, session.created_at)
@@ -345,15 +345,10 @@ class PostgresSessionStore(SessionStore):
                 raise SessionExists(session.id) from exc
         return session
 
+    @override
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
-        """Return the session with its events in the `ui` view (none when `with_events` is false)."""
         async with self._transaction(read_only=True) as conn:
-            row = await conn.fetchrow(
-                f"SELECT {sql.SESSION_COLUMNS} FROM hookline_sessions"
-                " WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)",
-                session_id,
-                user,
-            )
+            row = await conn.fetchrow(sql.READ_SESSION, session_id, user)
             if row is None:
                 raise SessionNotFound(session_id)
             events = await _read_events(conn, session_id, "ui", 0) if with_events else []
@@ -366,20 +361,15 @@ class PostgresSessionStore(SessionStore):
         async with self._transaction() as conn:
             # The run lock, for this transaction only: no run starts until the delete is
             # done, and if it cannot be taken, a run holds the session.
-            if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _lock_key(session_id)):
+            if not await conn.fetchval(sql.LOCK_FOR_DELETE, _lock_key(session_id)):
                 if await _exists(conn, session_id, user):
                     raise SessionBusy(session_id, _HELD)
                 raise SessionNotFound(session_id)
-            deleted = await conn.fetchval(
-                "DELETE FROM hookline_sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id",
-                session_id,
-                user,
-            )
-            if deleted is None:
+            if await conn.fetchval(sql.DELETE_SESSION, session_id, user) is None:
                 raise SessionNotFound(session_id)
 
+    @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        """Append events in one transaction; return them as stored."""
         checked = [check_event(e) for e in events]
         authors = sorted({e.author for e in checked})
         now = utcnow()
@@ -402,8 +392,8 @@ class PostgresSessionStore(SessionStore):
                 raise SessionBusy(session_id, "another writer took the same seq") from exc
         return stored
 
+    @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        """Add `event`'s parts to its author's pending parts; return the partial event."""
         event = check_event(event)
         now = utcnow()
         fence = self._fence(session_id)
@@ -411,11 +401,7 @@ class PostgresSessionStore(SessionStore):
             # Locking the session row first orders this after any append or prepare in flight.
             if await conn.fetchval(sql.TOUCH, session_id, now, fence) is None:
                 await self._refused(conn, session_id)
-            current = await conn.fetchval(
-                f"SELECT {sql.PENDING_JSON} FROM hookline_pending WHERE session_id = $1 AND author = $2",
-                session_id,
-                event.author,
-            )
+            current = await conn.fetchval(sql.READ_PENDING_OF, session_id, event.author)
             before = decode_events(f"[{current}]") if current else [None]
             partial = accumulate(before[0], event, session_id=session_id, now=now)
             r = encode_event(partial)
@@ -425,19 +411,19 @@ class PostgresSessionStore(SessionStore):
             )
         return partial
 
+    @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
-        """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
         async with self._transaction(read_only=True) as conn:
-            if await conn.fetchval("SELECT 1 FROM hookline_sessions WHERE id = $1", session_id) is None:
+            if not await _exists(conn, session_id, None):
                 raise SessionNotFound(session_id)
             return await _read_events(conn, session_id, view, after_seq)
 
+    @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
-        """Replace the session's saved state."""
         encoded = encode_state(state)
         fence = self._fence(session_id)
         async with self._transaction() as conn:
-            if await conn.fetchval(sql.SET_STATE, session_id, encoded, utcnow(), fence) is None:
+            if await conn.fetchval(sql.UPDATE_STATE, session_id, encoded, utcnow(), fence) is None:
                 await self._refused(conn, session_id)
 
     @asynccontextmanager
@@ -496,43 +482,27 @@ class PostgresSessionStore(SessionStore):
             rows = await pool.fetch(sql.EVENTS_AFTER, session_id, after_seq)
         return decode_rows(rows)
 
+    @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
         async with self._transaction(read_only=True) as conn:
-            rows = await conn.fetch(
-                f"SELECT {sql.SESSION_COLUMNS} FROM hookline_sessions WHERE ($1::text IS NULL OR app = $1)"
-                ' AND ($2::text IS NULL OR user_id = $2) ORDER BY created_at DESC, id COLLATE "C" DESC',
-                app,
-                user,
-            )
+            rows = await conn.fetch(sql.LIST_SESSIONS, app, user)
         return [decode_session(*row) for row in rows]
 
 
 async def _applied(conn: Any) -> list[str]:
-    if await conn.fetchval("SELECT to_regclass($1)", MIGRATIONS_TABLE) is None:
+    if await conn.fetchval(sql.MIGRATIONS_TABLE_EXISTS, MIGRATIONS_TABLE) is None:
         return []
-    return [row["name"] for row in await conn.fetch(f"SELECT name FROM {MIGRATIONS_TABLE}")]
+    return [row["name"] for row in await conn.fetch(sql.APPLIED_MIGRATIONS)]
 
 
 async def _exists(conn: Any, session_id: str, user: str | None) -> bool:
-    row = await conn.fetchval(
-        "SELECT 1 FROM hookline_sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)", session_id, user
-    )
-    return row is not None
+    return await conn.fetchval(sql.SESSION_EXISTS, session_id, user) is not None
 
 
 async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -> list[Event]:
-    kinds = sql.VIEW_KINDS[check_view(view)]
-    rows = await conn.fetch(
-        f"SELECT {sql.EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2 ORDER BY seq",
-        session_id,
-        after_seq,
-    )
+    rows = await conn.fetch(sql.read_events(view), session_id, after_seq)
     if view != "prompt":
-        rows += await conn.fetch(
-            f'SELECT {sql.PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"',
-            session_id,
-        )
+        rows += await conn.fetch(sql.READ_PENDING, session_id)
     return decode_rows(rows)
 
 

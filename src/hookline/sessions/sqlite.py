@@ -35,14 +35,15 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from functools import partial
 from typing import Any, TypeVar
 
-from hookline.errors import SessionBusy, SessionExists, SessionNotFound, StoreError
+from typing_extensions import override
+
+from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound, StoreError
 from hookline.events import Event
-from hookline.sessions import Session, SessionStore
 from hookline.sessions import _sqlite_sql as sql
 from hookline.sessions._codec import (
     accumulate,
@@ -59,6 +60,7 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
+from hookline.sessions.base import Session, SessionStore
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
@@ -79,6 +81,7 @@ _FAILURES = (
     ("disk i/o error", "cannot be written: disk I/O error (is the disk full or failing?)"),
 )
 _DISK_ADVICE = "free some space (or fix the disk), then retry"
+_SYNCHRONOUS = ("NORMAL", "FULL")  # the settings of SQLite's `synchronous` the store offers
 # Why `delete` refuses a session a run holds (the same words on every store).
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 
@@ -86,14 +89,18 @@ _HELD = "a run holds it; cancel the run or wait for it to end, then delete the s
 class SQLiteSessionStore(SessionStore):
     """Sessions in one SQLite file, through a thread of its own (nothing blocks the event loop).
 
-    WAL mode with `synchronous=NORMAL`: a committed append survives the process being
-    killed; an OS crash or power loss may lose the last commits, never the file.
+    WAL mode with `synchronous=NORMAL` by default: a committed append survives the process
+    being killed; an OS crash or power loss may lose the last commits, never the file. With
+    `synchronous="FULL"` every commit also waits for the disk (an fsync of the WAL), so it
+    survives those too, at the disk's fsync latency per append.
 
     Args:
         path: The database file; created, with its schema, on first use.
         busy_timeout: Seconds a write waits for another process's write transaction
             before failing with `StoreError`.
         lock_ttl: Seconds a `run_lock` lease lasts unless renewed (it is renewed while held).
+        synchronous: `"NORMAL"` (the default) or `"FULL"`, SQLite's `synchronous` setting
+            (any case); anything else raises `ConfigError`.
 
     The connection opens lazily on first use and is reused by every thread and event
     loop; `aclose()` closes it (the next use opens it again). A store left open is
@@ -101,10 +108,15 @@ class SQLiteSessionStore(SessionStore):
 
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0, lock_ttl: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0, lock_ttl: float = 30.0,
+                 synchronous: str = "NORMAL") -> None:
+        if not isinstance(synchronous, str) or synchronous.upper() not in _SYNCHRONOUS:
+            raise ConfigError(f"synchronous={synchronous!r} is not a setting of this store; "
+                              f"use one of: {', '.join(map(repr, _SYNCHRONOUS))}")
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
         self.lock_ttl = lock_ttl
+        self.synchronous = synchronous.upper()
         self._worker: _Worker | None = None
         self._worker_lock = threading.Lock()
         # Leases (session id, owner) whose release failed: the next lease write removes them.
@@ -120,38 +132,38 @@ class SQLiteSessionStore(SessionStore):
         with self._worker_lock:
             # A forked child inherits the object but not the thread: it opens its own.
             if self._worker is None or self._worker.pid != os.getpid():
-                self._worker = _Worker(partial(_connect, self.path, self.busy_timeout), self.path)
+                self._worker = _Worker(partial(_connect, self.path, self.busy_timeout, self.synchronous), self.path)
                 # At exit `_stop_all` closes it (and waits); the finalizer is for a store
                 # garbage collected while open.
                 weakref.finalize(self, self._worker.stop).atexit = False
             self._worker.submit(job, work)
 
-    async def _run(self, work: Callable[[sqlite3.Connection], _T], *, write: bool = False, finish: bool = False) -> _T:
-        """Run `work` on the connection, in the store's thread; return what it returns.
+    async def _transaction(
+        self, work: Callable[[sqlite3.Connection], _T], *, read_only: bool = False, finish: bool = False
+    ) -> _T:
+        """Run `work` on the connection, in the store's thread, as one transaction; return what it returns.
 
-        With `write`, in one transaction: committed when `work` returns, rolled back if it
-        raises, or if the caller is cancelled before the `COMMIT` begins. With `finish`,
-        the work runs to its end even if the caller is cancelled.
+        A write (the default) runs between `BEGIN IMMEDIATE` and `COMMIT`: committed when
+        `work` returns, rolled back if it raises, or if the caller is cancelled before the
+        `COMMIT` begins. `read_only` work is one `SELECT`, which SQLite runs in a snapshot
+        of its own, with no `BEGIN` around it. With `finish`, the work runs to its end even
+        if the caller is cancelled.
         """
         job: concurrent.futures.Future[_T] = concurrent.futures.Future()
         abandoned = None if finish else threading.Event()
-        self._submit(job, partial(_in_transaction, work, abandoned=abandoned) if write else work)
+        self._submit(job, work if read_only else partial(_in_transaction, work, abandoned=abandoned))
         await _wait(job, abandoned)
-        with self._errors(write=write):
+        with self._errors(read_only=read_only):
             return job.result()
 
-    async def _write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        """`_run(work, write=True)`."""
-        return await self._run(work, write=True)
-
     @contextmanager
-    def _errors(self, *, write: bool) -> Iterator[None]:
+    def _errors(self, *, read_only: bool) -> Iterator[None]:
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(f"SQLite database {self.path} {self._problem(exc, write)}", where=self.path) from exc
+            raise StoreError(f"SQLite database {self.path} {self._problem(exc, read_only)}", where=self.path) from exc
 
-    def _problem(self, exc: sqlite3.Error, write: bool) -> str:
+    def _problem(self, exc: sqlite3.Error, read_only: bool) -> str:
         """What went wrong, in words, from the driver's message."""
         text = str(exc).lower()
         problem = next((p for fragment, p in _FAILURES if fragment in text), f"failed: {exc}")
@@ -160,7 +172,7 @@ class SQLiteSessionStore(SessionStore):
         disk = problem.startswith("cannot be written")
         if disk:
             problem += f" (SQLite: {exc})"
-        if write:
+        if not read_only:
             problem += "; nothing of this write was saved"
         return f"{problem}; {_DISK_ADVICE}" if disk else problem
 
@@ -171,6 +183,7 @@ class SQLiteSessionStore(SessionStore):
         if worker is not None:
             await _wait(worker.stop_job())
 
+    @override
     async def create(
         self,
         *,
@@ -179,10 +192,11 @@ class SQLiteSessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        """Create a session (a new uuid4 hex id when `session_id` is None)."""
         session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
         session.created_at = session.updated_at = utcnow()
-        row = (session.id, app, user, encode_state(session.state), iso(session.created_at), iso(session.created_at))
+        created = iso(session.created_at)
+        row = {"id": session.id, "app": app, "user_id": user, "state": encode_state(session.state)}
+        row |= {"created_at": created, "updated_at": created}
 
         def insert(db: sqlite3.Connection) -> None:
             try:
@@ -190,13 +204,14 @@ class SQLiteSessionStore(SessionStore):
             except sqlite3.IntegrityError as exc:
                 raise SessionExists(session.id) from exc
 
-        await self._write(insert)
+        await self._transaction(insert)
         return session
 
+    @override
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
-        """Return the session with its events in the `ui` view (none when `with_events` is false)."""
         if not with_events:
-            rows = await self._run(partial(_fetch, sql.READ_SESSION, (session_id, user, user)))
+            params = {"session_id": session_id, "user": user}
+            rows = await self._transaction(partial(_fetch, sql.READ_SESSION, params), read_only=True)
             if not rows:
                 raise SessionNotFound(session_id)
             return decode_session(*rows[0])
@@ -213,30 +228,32 @@ class SQLiteSessionStore(SessionStore):
             SessionBusy: A run holds the session, in this process or another.
 
         """
+        owned = {"session_id": session_id, "user": user}
 
         def delete(db: sqlite3.Connection) -> None:
-            if not db.execute(sql.READ_SESSION, (session_id, user, user)).fetchone():
+            if not db.execute(sql.READ_SESSION, owned).fetchone():
                 raise SessionNotFound(session_id)
-            if db.execute(sql.LEASE_HELD, (session_id, time.time())).fetchone():
+            if db.execute(sql.LEASE_HELD, {"session_id": session_id, "now": time.time()}).fetchone():
                 raise SessionBusy(session_id, _HELD)
-            db.execute(sql.DELETE_SESSION, (session_id, user, user))
+            db.execute(sql.DELETE_SESSION, owned)
 
         await self._write_leases(delete)
 
+    @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        """Append events in one transaction; return them as stored."""
         checked = [check_event(e) for e in events]
         now = utcnow()
         authors = json.dumps(sorted({e.author for e in checked}))
 
         def append(db: sqlite3.Connection) -> list[Event]:
-            bumped = db.execute(sql.BUMP, (len(checked), iso(now), session_id, session_id, authors)).fetchone()
+            bump = {"session_id": session_id, "count": len(checked), "updated_at": iso(now), "authors": authors}
+            bumped = db.execute(sql.BUMP, bump).fetchone()
             if bumped is None:
                 raise SessionNotFound(session_id)
             last_seq, pending_json = bumped
             pending = {e.author: e for e in decode_events(pending_json or "[]")}
             if pending:
-                db.execute(sql.TAKE_PENDING, (session_id, authors))
+                db.execute(sql.TAKE_PENDING, bump)
             stored = [
                 stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
                 for seq, e in enumerate(checked, start=last_seq - len(checked) + 1)
@@ -247,28 +264,27 @@ class SQLiteSessionStore(SessionStore):
                 raise SessionBusy(session_id, "another writer took the same seq") from exc
             return stored
 
-        return await self._write(append)
+        return await self._transaction(append)
 
+    @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        """Add `event`'s parts to its author's pending parts; return the partial event."""
         event = check_event(event)
         now = utcnow()
 
         def prepare(db: sqlite3.Connection) -> Event:
-            touched = db.execute(sql.TOUCH, (iso(now), session_id, session_id, event.author)).fetchone()
+            touch = {"session_id": session_id, "updated_at": iso(now), "author": event.author}
+            touched = db.execute(sql.TOUCH, touch).fetchone()
             if touched is None:
                 raise SessionNotFound(session_id)
             before = decode_events(f"[{touched[0]}]")[0] if touched[0] is not None else None
             partial_event = accumulate(before, event, session_id=session_id, now=now)
-            r = encode_event(partial_event)
-            row = (r.session_id, r.author, r.id, r.kind, r.role, r.source, iso(r.created_at), r.parts, r.metadata)
-            db.execute(sql.SAVE_PENDING, row)
+            db.execute(sql.SAVE_PENDING, _sqlite_row(partial_event))
             return partial_event
 
-        return await self._write(prepare)
+        return await self._transaction(prepare)
 
+    @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
-        """Return the events of `view` above `after_seq`; partial events come last (not in `prompt`)."""
         return _decode_log(await self._read_log(session_id, None, view, after_seq, session=False))
 
     async def _read_log(
@@ -276,16 +292,16 @@ class SQLiteSessionStore(SessionStore):
     ) -> list[Any]:
         """The rows of `sql.read_log` (its session row first); `SessionNotFound` if there is none."""
         query = sql.read_log(view, session=session)
-        params = (session_id, user, user, session_id, after_seq) + ((session_id,) if view != "prompt" else ())
-        rows = await self._run(partial(_fetch, query, params))
+        params = {"session_id": session_id, "user": user, "after_seq": after_seq}
+        rows = await self._transaction(partial(_fetch, query, params), read_only=True)
         if not rows or rows[0][0] != 0:
             raise SessionNotFound(session_id)
         return rows
 
+    @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
-        """Replace the session's saved state."""
-        params = (encode_state(state), iso(utcnow()), session_id)
-        if not await self._write(partial(_fetch, sql.UPDATE_STATE, params)):
+        params = {"session_id": session_id, "state": encode_state(state), "updated_at": iso(utcnow())}
+        if not await self._transaction(partial(_fetch, sql.UPDATE_STATE, params)):
             raise SessionNotFound(session_id)
 
     @asynccontextmanager
@@ -306,7 +322,8 @@ class SQLiteSessionStore(SessionStore):
 
     async def _take_lease(self, session_id: str, owner: str) -> bool:
         now = time.time()
-        lease = (session_id, owner, _HOST, os.getpid(), now + self.lock_ttl, now)
+        lease = {"session_id": session_id, "owner": owner, "host": _HOST, "pid": os.getpid()}
+        lease |= {"expires_at": now + self.lock_ttl, "now": now}
         return bool(await self._write_leases(partial(_fetch, sql.TAKE_LEASE, lease)))
 
     async def _release_lease(self, session_id: str, owner: str) -> None:
@@ -318,13 +335,14 @@ class SQLiteSessionStore(SessionStore):
         self._unreleased.add((session_id, owner))
         with suppress(StoreError):
             # Finished even if the caller is cancelled: the session must not stay held.
-            await self._run(partial(_fetch, sql.RELEASE_LEASE, (session_id, owner)), write=True, finish=True)
+            lease = {"session_id": session_id, "owner": owner}
+            await self._transaction(partial(_fetch, sql.RELEASE_LEASE, lease), finish=True)
             self._unreleased.discard((session_id, owner))
 
     async def _write_leases(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """A write that reads leases: the ones this store failed to release go first."""
         stale = list(self._unreleased)
-        result = await self._write(partial(_after_releasing, stale, work) if stale else work)
+        result = await self._transaction(partial(_after_releasing, stale, work) if stale else work)
         self._unreleased.difference_update(stale)
         return result
 
@@ -333,12 +351,13 @@ class SQLiteSessionStore(SessionStore):
             await asyncio.sleep(self.lock_ttl / 3)
             # A write that fails now (the file briefly locked) is retried next period.
             with suppress(StoreError):
-                params = (time.time() + self.lock_ttl, session_id, owner)
-                await self._write(partial(_fetch, sql.RENEW_LEASE, params))
+                lease = {"session_id": session_id, "owner": owner, "expires_at": time.time() + self.lock_ttl}
+                await self._transaction(partial(_fetch, sql.RENEW_LEASE, lease))
 
+    @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        """Return the sessions of `app` and `user` (None: any), newest first, without their events."""
-        rows = await self._run(partial(_fetch, sql.LIST_SESSIONS, (app, app, user, user)))
+        params = {"app": app, "user": user}
+        rows = await self._transaction(partial(_fetch, sql.LIST_SESSIONS, params), read_only=True)
         return [decode_session(*row) for row in rows]
 
 
@@ -465,13 +484,14 @@ def _set_done(done: asyncio.Future[None]) -> None:
 # --- work done in the store's thread -----------------------------------------------------------
 
 
-def _connect(path: str, busy_timeout: float) -> sqlite3.Connection:
+def _connect(path: str, busy_timeout: float, synchronous: str = "NORMAL") -> sqlite3.Connection:
     if sqlite3.sqlite_version_info < (3, 35):
         raise sqlite3.NotSupportedError(f"SQLite {sqlite3.sqlite_version} is too old; hookline needs 3.35 or newer")
     # Autocommit mode: transactions are opened and closed explicitly, in `_in_transaction`.
     db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     try:
         _set_up(db, path, time.monotonic() + busy_timeout)
+        db.execute(f"PRAGMA synchronous = {synchronous}")  # one of _SYNCHRONOUS: checked by the store
     except BaseException:
         db.close()
         raise
@@ -486,9 +506,8 @@ def _set_up(db: sqlite3.Connection, path: str, deadline: float) -> None:
     """
     for attempt in itertools.count(1):
         try:
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute("PRAGMA foreign_keys = ON")
+            for pragma in sql.SET_UP:
+                db.execute(pragma)
             db.create_function("hookline_lapsed", 4, _lease_lapsed)
             _migrate(db, path)
             return
@@ -507,7 +526,7 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
         for step in plan(_applied(db), where=path):
             for statement in step.statements(SQLITE):
                 db.execute(statement)
-            db.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, ?)", (step.name, iso(utcnow())))
+            db.execute(sql.RECORD_MIGRATION, {"name": step.name, "applied_at": iso(utcnow())})
 
     _in_transaction(migrate, db)
 
@@ -519,17 +538,17 @@ def _in_transaction(
 
     Roll back too if the caller has `abandoned` it (cancelled while it ran).
     """
-    db.execute("BEGIN IMMEDIATE")
+    db.execute(sql.BEGIN)
     try:
         result = work(db)
         if abandoned is not None and abandoned.is_set():
             raise _Abandoned
-        db.execute("COMMIT")
+        db.execute(sql.COMMIT)
     except BaseException:
         # A failed COMMIT may leave the transaction open; SQLite may also have rolled it
         # back already (a full disk). Either way, nothing of it may reach the next job.
         if db.in_transaction:
-            db.execute("ROLLBACK")
+            db.execute(sql.ROLLBACK)
         raise
     return result
 
@@ -537,7 +556,7 @@ def _in_transaction(
 def _after_releasing(
     leases: Sequence[tuple[str, str]], work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection
 ) -> _T:
-    db.executemany(sql.RELEASE_LEASE, leases)
+    db.executemany(sql.RELEASE_LEASE, [{"session_id": session_id, "owner": owner} for session_id, owner in leases])
     return work(db)
 
 
@@ -545,15 +564,14 @@ class _Abandoned(Exception):
     """The caller of a write was cancelled before its commit: roll it back."""
 
 
-def _fetch(query: str, params: Sequence[Any], db: sqlite3.Connection) -> list[Any]:
+def _fetch(query: str, params: Mapping[str, Any], db: sqlite3.Connection) -> list[Any]:
     return db.execute(query, params).fetchall()
 
 
 def _applied(db: sqlite3.Connection) -> list[str]:
-    tables = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,))
-    if tables.fetchone() is None:
+    if db.execute(sql.MIGRATIONS_TABLE_EXISTS, {"table": MIGRATIONS_TABLE}).fetchone() is None:
         return []
-    return [row[0] for row in db.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")]
+    return [row[0] for row in db.execute(sql.APPLIED_MIGRATIONS)]
 
 
 def _decode_log(rows: Sequence[Sequence[Any]]) -> list[Event]:
@@ -574,6 +592,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _sqlite_row(event: Event) -> tuple[Any, ...]:
-    row = encode_event(event)
-    return (*row[:7], iso(row.created_at), row.parts, row.metadata)
+def _sqlite_row(event: Event) -> dict[str, Any]:
+    """The parameters of `sql.INSERT_EVENT` and `sql.SAVE_PENDING` for `event`."""
+    row = encode_event(event)._asdict()
+    row["created_at"] = iso(row["created_at"])
+    return row

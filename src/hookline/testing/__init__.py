@@ -23,6 +23,10 @@ before the answer's end), `enqueue_stalled_stream(text, after=2, seconds=30)`,
 `enqueue_garbled_stream(text, at=2)` (an event that is not JSON), `enqueue_cut_body(text)`
 and `enqueue_malformed_json()` (a JSON body cut short).
 
+The contract suites that hookline's own stores and adapters pass, for a backend of your
+own to pass too, are `hookline.testing.store_contract` and `hookline.testing.model_contract`
+(they need pytest, so they are imported only when named).
+
 This module needs the `server` extra (`pip install 'hookline[server]'`) for Starlette
 and uvicorn.
 """

@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hookline.messages import ToolCallPart
+from hookline.messages import ReasoningPart, ToolCallPart
 from hookline.types import JSONObject
 
 __all__ = ["Reply", "ScriptedServer", "ToolCallSpec", "pieces", "serve_in_thread"]
@@ -103,6 +103,9 @@ class Reply:
     """Prompt tokens to report."""
     output_tokens: int = 5
     """Completion tokens to report."""
+    reasoning: list[ReasoningPart] = field(default_factory=list)
+    """Reasoning sent before the answer, where the wire format has a place for it (Anthropic's thinking
+    blocks, the Responses API's reasoning items); a part's `data` is sent as redacted or encrypted content."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """`FakeAnthropicServer`: a scripted Messages API server speaking Anthropic's wire format.
 
 It answers `POST /v1/messages` with JSON, or, when the request asks to stream, with
-server-sent events from `message_start` to `message_stop` (text deltas and tool input
-JSON deltas in between).
+server-sent events from `message_start` to `message_stop` (thinking and signature deltas,
+text deltas and tool input JSON deltas in between). A reply's `reasoning` comes first, as
+`thinking` blocks with a signature, or `redacted_thinking` blocks for a part with `data`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
-from hookline.messages import ToolCallPart
+from hookline.messages import ReasoningPart, ToolCallPart
 from hookline.testing._serve import Reply, ScriptedServer, pieces
 from hookline.types import JSONObject
 
@@ -62,7 +63,8 @@ class FakeAnthropicServer(ScriptedServer):
         return f"event: {chunk.get('type', 'message')}\ndata: {json.dumps(chunk)}"
 
     def _reply_json(self, reply: Reply, request: JSONObject) -> JSONObject:
-        content: list[JSONObject] = [{"type": "text", "text": reply.text}] if reply.text else []
+        content: list[JSONObject] = [_thinking(part, number) for number, part in enumerate(reply.reasoning, 1)]
+        content += [{"type": "text", "text": reply.text}] if reply.text else []
         content.extend(_tool_use(call, call.arguments) for call in reply.tool_calls)
         return {
             **_message(reply, request),
@@ -75,7 +77,8 @@ class FakeAnthropicServer(ScriptedServer):
         start = {**_message(reply, request), "content": [], "stop_reason": None}
         start["usage"] = {"input_tokens": reply.input_tokens, "output_tokens": 1}
         events: list[JSONObject] = [{"type": "message_start", "message": start}, {"type": "ping"}]
-        blocks = [_text_block(reply.text)] if reply.text else []
+        blocks = [_thinking_block(part, number) for number, part in enumerate(reply.reasoning, 1)]
+        blocks += [_text_block(reply.text)] if reply.text else []
         blocks.extend(_tool_block(call) for call in reply.tool_calls)
         for index, (block, deltas) in enumerate(blocks):
             events.append({"type": "content_block_start", "index": index, "content_block": block})
@@ -103,6 +106,22 @@ def _stop_reason(reply: Reply) -> str:
 
 def _tool_use(call: ToolCallPart, arguments: object) -> JSONObject:
     return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
+
+
+def _thinking(part: ReasoningPart, number: int) -> JSONObject:
+    if part.data is not None:
+        return {"type": "redacted_thinking", "data": part.data}
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature or f"sig-fake{number}"}
+
+
+def _thinking_block(part: ReasoningPart, number: int) -> tuple[JSONObject, list[JSONObject]]:
+    # As the API streams them: a redacted block whole; a thinking block empty, its text, then its signature.
+    block = _thinking(part, number)
+    if block["type"] == "redacted_thinking":
+        return block, []
+    deltas = [{"type": "thinking_delta", "thinking": piece} for piece in pieces(part.text)]
+    deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    return {"type": "thinking", "thinking": "", "signature": ""}, deltas
 
 
 def _text_block(text: str) -> tuple[JSONObject, list[JSONObject]]:

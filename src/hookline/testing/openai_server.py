@@ -1,17 +1,25 @@
-"""`FakeOpenAIServer`: a scripted Chat Completions server speaking OpenAI's wire format.
+"""`FakeOpenAIServer`: a scripted OpenAI server speaking Chat Completions and the Responses API.
 
 It answers `POST /v1/chat/completions` with JSON, or with server-sent chunks ending in
 `data: [DONE]` when the request asks to stream (a usage chunk first, when the request
-sets `stream_options.include_usage`).
+sets `stream_options.include_usage`). It answers `POST /v1/responses` in the Responses
+API's format (`hookline.testing._responses_wire`). Both routes play the same script: each
+scripted reply is rendered in the format of the route that takes it.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from contextvars import ContextVar
 from typing import ClassVar
 
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
 from hookline.messages import ToolCallPart
+from hookline.testing._responses_wire import ENDING_EVENTS, response_events, response_json
 from hookline.testing._serve import Reply, ScriptedServer, pieces
 from hookline.types import JSONObject
 
@@ -25,9 +33,16 @@ _ERROR_TYPES = {
     429: "rate_limit_error",
 }
 
+_responses: ContextVar[bool] = ContextVar("hookline_fake_openai_responses", default=False)
+"""Whether the request being answered came to the Responses API's route."""
+
 
 class FakeOpenAIServer(ScriptedServer):
     """A fake OpenAI-compatible server on 127.0.0.1, scripted per test.
+
+    Chat Completions (`OpenAIModel`) and the Responses API (`OpenAIResponsesModel`) share
+    one `base_url` and one script; a `Reply`'s `reasoning` reaches only the Responses API,
+    as reasoning items.
 
     Example:
         ```python
@@ -41,7 +56,20 @@ class FakeOpenAIServer(ScriptedServer):
     """
 
     path: ClassVar[str] = "/v1/chat/completions"
+    responses_path: ClassVar[str] = "/v1/responses"
+    """The Responses API's route."""
     id_prefix: ClassVar[str] = "call_"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.app.router.routes.append(Route(self.responses_path, self._handle_responses, methods=["POST"]))
+
+    async def _handle_responses(self, request: Request) -> Response:
+        token = _responses.set(True)
+        try:
+            return await self._handle(request)
+        finally:
+            _responses.reset(token)
 
     @property
     def base_url(self) -> str:
@@ -53,12 +81,22 @@ class FakeOpenAIServer(ScriptedServer):
         return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
 
     def _stream_end(self) -> list[str]:
-        return ["data: [DONE]"]
+        return [] if _responses.get() else ["data: [DONE]"]
+
+    def _frame(self, chunk: JSONObject) -> str:
+        # Responses API events are named (Chat Completions chunks are not): `event:` carries the type.
+        kind = chunk.get("type")
+        named = f"event: {kind}\n" if isinstance(kind, str) else ""
+        return f"{named}data: {json.dumps(chunk)}"
 
     def _ends_answer(self, chunk: JSONObject) -> bool:
+        if chunk.get("type") in ENDING_EVENTS:
+            return True
         return any(choice.get("finish_reason") for choice in chunk.get("choices", [])) or "usage" in chunk
 
     def _reply_json(self, reply: Reply, request: JSONObject) -> JSONObject:
+        if _responses.get():
+            return response_json(reply, request)
         message: JSONObject = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
             message["tool_calls"] = [_call_json(call) for call in reply.tool_calls]
@@ -66,6 +104,8 @@ class FakeOpenAIServer(ScriptedServer):
         return {**_header(request, "chat.completion"), "choices": [choice], "usage": _usage(reply)}
 
     def _reply_chunks(self, reply: Reply, request: JSONObject) -> list[JSONObject]:
+        if _responses.get():
+            return response_events(reply, request)
         header = _header(request, "chat.completion.chunk")
         deltas: list[JSONObject] = [{"role": "assistant", "content": ""}]
         deltas.extend({"content": piece} for piece in pieces(reply.text))

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import DocumentPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import ModelRequest, ModelResponse, ToolSpec
 
 __all__ = ["request_content", "response_content", "run_input", "run_output", "to_json"]
@@ -82,6 +82,8 @@ def _part(part: Any) -> dict[str, Any]:
         return {"type": "tool_call_response", "id": part.call_id, "response": part.content}
     if isinstance(part, DocumentPart):
         return {"type": "document", "title": part.title, "content": part.text, "source": part.source}
+    if isinstance(part, ReasoningPart):
+        return {"type": "reasoning", "content": part.text}
     return {"type": str(getattr(part, "type", "unknown"))}
 
 

@@ -208,8 +208,9 @@ class GenAIRunTrace:
         if request.output_schema is not None:
             attributes["gen_ai.output.type"] = "json"
         settings: dict[str, Any] = getattr(model, "settings", None) or {}
-        if request.settings:
-            settings = {**settings, **request.settings}
+        given = request.model_settings.given()  # the adapters lay these over the others
+        if request.settings or given:
+            settings = {**settings, **request.settings, **given}
         for key, value in settings.items():
             name = _SETTINGS.get(key)
             if name is not None and _is_attribute(value):

@@ -1,0 +1,119 @@
+"""`RunContext`: what a tool or a hook knows of its run, and how it reports progress.
+
+A tool asks for it by annotating a parameter, `ctx: RunContext[Db]` (any name, any
+position); that parameter is left out of the tool's JSON schema and of the validation of
+its arguments, and the loop passes the context of the call. A hook may take one instead
+of the state or beside it: `def audit(ctx: RunContext)`, `def audit(state, ctx: RunContext)`.
+
+```python
+@tool
+async def lookup(key: str, ctx: RunContext[Db]) -> str:
+    ctx.status(f"looking up {key}")        # a status line of this call
+    return await ctx.deps.get(key)         # the run's deps: agent.prompt(...).deps(db)
+```
+
+Status lines and partial results are status events of the run: they reach the session's
+log and `.stream()`, never the model. Both are safe to call from a tool running in a
+worker thread (`@tool(thread=True)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from hookline.events import Event
+from hookline.tools import to_content
+
+if TYPE_CHECKING:
+    from hookline.state import State
+
+__all__ = ["DepsT", "RunContext", "StatusEmitter", "status_forwarder"]
+
+DepsT = TypeVar("DepsT")
+"""The type of a run's deps (`Agent(deps_type=...)`)."""
+
+StatusEmitter = Callable[[str, dict[str, Any]], None]
+"""Adds one status line, with its metadata, to the run (from any thread)."""
+
+
+class RunContext(Generic[DepsT]):
+    """The run a tool call or a hook belongs to.
+
+    The loop builds one per tool call (and per hook call). Build one yourself only to call
+    a tool outside a run, e.g. in a unit test: `await my_tool.call({...}, RunContext(db))`;
+    its `status` and `partial` then do nothing.
+
+    Attributes:
+        deps: The run's deps, as given to `agent.prompt(...).deps(value)` (None if none).
+        session_id: The session's id, or None for a run without a session.
+        user: The session's owner, or None for a run without a session.
+        call_id: The id of the tool call (None in a hook).
+        tool_name: The name of the tool called (None in a hook).
+    """
+
+    _hookline_run_context: ClassVar[bool] = True  # what tools and hooks look for (`hookline._context_var`)
+
+    __slots__ = ("_emit", "_forward", "_state", "call_id", "deps", "session_id", "tool_name", "user")
+
+    def __init__(
+        self,
+        deps: DepsT,
+        *,
+        state: State | None = None,
+        session_id: str | None = None,
+        user: str | None = None,
+        call_id: str | None = None,
+        tool_name: str | None = None,
+        emit: StatusEmitter | None = None,
+        forward: Callable[[Event, str], None] | None = None,
+    ) -> None:
+        self.deps = deps
+        self.session_id = session_id
+        self.user = user
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self._state = state
+        self._emit = emit
+        self._forward = forward
+
+    @property
+    def state(self) -> State:
+        """The live `State` of the run (what hooks get).
+
+        Raises:
+            RuntimeError: This context was built outside a run.
+        """
+        if self._state is None:
+            raise RuntimeError("this RunContext belongs to no run, so it has no state")
+        return self._state
+
+    def status(self, text: str, **metadata: Any) -> None:
+        """Add a status line to the run: `ctx.status("fetched 3 pages", pages=3)`.
+
+        From a tool it is a `tool` status event of the call (authored by the tool, with its
+        `call_id`); from a hook an `agent` one (with the hook's name and point). It is written
+        only when the run records status of that source (see `StatusOptions`); metadata
+        values should be JSON values.
+        """
+        if self._emit is not None:
+            self._emit(str(text), metadata)
+
+    def partial(self, value: Any) -> None:
+        """Report a partial result of the call: a status event marked `metadata["partial_result"]`.
+
+        Its text is `value` as a tool result would hold it (strings as they are, anything
+        else as JSON). A front end can show it as the call's progress; the model never sees
+        it: the call's result is what the tool returns.
+        """
+        if self._emit is not None:
+            self._emit(to_content(value), {"partial_result": True})
+
+    def __repr__(self) -> str:
+        where = f"call_id={self.call_id!r}, tool_name={self.tool_name!r}" if self.call_id else "hook"
+        return f"RunContext({where}, session_id={self.session_id!r})"
+
+
+def status_forwarder(context: RunContext[Any]) -> Callable[[Event, str], None] | None:
+    """How a sub-agent's status events (and its name) reach the run of `context`; None when it records none."""
+    return context._forward

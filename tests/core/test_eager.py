@@ -1,0 +1,317 @@
+"""`overlap` starts coroutines at once and gives a task only to those that wait; tools run on it.
+
+What a task would guarantee must hold either way: each coroutine runs in a context of its
+own, waiting ones overlap, values land as each finishes (so a cancelled caller keeps the
+finished ones), exceptions and cancellations reach the right place, and nothing is left
+running or unawaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+import pytest
+
+from hookline import Agent, Tool, tool
+from hookline._eager import overlap
+
+from .scripted import Script, answer, call, calls
+
+pytestmark = pytest.mark.anyio
+
+where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="caller")
+
+
+async def _overlap(jobs: list[tuple[str, Any]], results: dict[str, Any]) -> None:
+    """Run `overlap` to the end, as its caller does."""
+    waiting = overlap(jobs, results)
+    if waiting is not None:
+        await waiting
+
+
+async def _quick(value: int) -> int:
+    return value
+
+
+async def _waiting(value: int, gate: asyncio.Event) -> int:
+    await gate.wait()
+    return value
+
+
+async def test_coroutines_that_never_wait_finish_without_a_task() -> None:
+    tasks_before = asyncio.all_tasks()
+    seen: list[asyncio.Task[Any] | None] = []
+
+    async def note(value: int) -> int:
+        seen.append(asyncio.current_task())
+        return value
+
+    results: dict[str, int] = {}
+    assert overlap([("a", note(1)), ("b", note(2))], results) is None, "nothing to wait for"
+
+    assert results == {"a": 1, "b": 2}
+    assert seen == [asyncio.current_task()] * 2, "each ran in the caller's own step"
+    assert asyncio.all_tasks() == tasks_before
+
+
+async def test_waiting_coroutines_overlap_and_each_value_lands_as_it_finishes() -> None:
+    first, second = asyncio.Event(), asyncio.Event()
+    results: dict[str, int] = {}
+
+    async def releases_the_other(value: int) -> int:
+        second.set()  # only a concurrent partner can let `first` go
+        await first.wait()
+        return value
+
+    async def waits_then_releases(value: int) -> int:
+        await second.wait()
+        first.set()
+        return value
+
+    await asyncio.wait_for(_overlap([("a", releases_the_other(1)), ("b", waits_then_releases(2)),
+                                    ("c", _quick(3))], results), timeout=5)
+
+    assert results == {"a": 1, "b": 2, "c": 3}
+
+
+async def test_each_coroutine_runs_in_a_context_of_its_own_kept_across_its_waits() -> None:
+    gate = asyncio.Event()
+    observed: dict[str, str] = {}
+
+    async def set_then_wait(name: str) -> str:
+        where.set(name)
+        await gate.wait()
+        observed[name] = where.get()
+        return name
+
+    async def open_gate() -> str:
+        gate.set()
+        return where.get()
+
+    results: dict[str, str] = {}
+    await _overlap([("x", set_then_wait("x")), ("y", set_then_wait("y")), ("z", open_gate())], results)
+
+    assert observed == {"x": "x", "y": "y"}
+    assert results["z"] == "caller", "a sibling's setting never leaks into another coroutine"
+    assert where.get() == "caller", "nor into the caller"
+
+
+async def test_a_cancelled_caller_keeps_the_values_that_landed_and_stops_the_waiting_ones() -> None:
+    gate, cleaned = asyncio.Event(), asyncio.Event()
+    results: dict[str, int] = {}
+    seen: list[type[BaseException]] = []
+
+    async def stuck(value: int) -> int:
+        try:
+            await gate.wait()
+        except BaseException as exc:
+            seen.append(type(exc))
+            raise
+        finally:
+            cleaned.set()
+        return value
+
+    caller = asyncio.ensure_future(_overlap([("done", _quick(1)), ("stuck", stuck(2))], results))
+    while "done" not in results:
+        await asyncio.sleep(0)
+    caller.cancel()  # before the task that goes on with `stuck` took its first step
+
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await asyncio.wait_for(cleaned.wait(), timeout=5)
+    assert results == {"done": 1}
+    assert seen == [asyncio.CancelledError], "the coroutine itself is cancelled, not dropped"
+
+
+async def test_a_coroutine_that_fails_at_once_closes_the_unstarted_ones() -> None:
+    started: list[str] = []
+
+    async def fails() -> int:
+        raise KeyError("at once")
+
+    async def never() -> int:
+        started.append("never")
+        return 0
+
+    unstarted = never()
+    results: dict[str, int] = {}
+    with pytest.raises(KeyError, match="at once"):
+        overlap([("a", _quick(1)), ("b", fails()), ("c", unstarted)], results)
+
+    assert results == {"a": 1}
+    assert started == []
+    assert unstarted.cr_frame is None, "closed, so it is not reported as never awaited"
+
+
+async def test_the_first_that_waits_goes_on_in_the_callers_task_and_the_later_ones_in_their_own() -> None:
+    gate = asyncio.Event()
+    tasks: dict[str, asyncio.Task[Any] | None] = {}
+
+    async def waits(name: str) -> str:
+        tasks[name] = asyncio.current_task()
+        await gate.wait()
+        assert asyncio.current_task() is tasks[name], "a coroutine never changes task"
+        return name
+
+    async def opens() -> str:
+        tasks["opens"] = asyncio.current_task()
+        gate.set()
+        return "opens"
+
+    results: dict[str, str] = {}
+    await _overlap([("first", waits("first")), ("second", waits("second")), ("opens", opens())], results)
+
+    assert results == {"first": "first", "second": "second", "opens": "opens"}
+    assert tasks["first"] is asyncio.current_task()
+    assert len({id(tasks["first"]), id(tasks["second"]), id(tasks["opens"])}) == 3
+
+
+async def test_a_timeout_in_a_coroutine_that_waits_cancels_that_coroutine_only() -> None:
+    never = asyncio.Event()
+
+    async def times_out() -> str:
+        try:
+            async with asyncio.timeout(0.01):
+                await never.wait()
+        except TimeoutError:
+            return "timed out"
+        return "never"
+
+    results: dict[str, str] = {}
+    await _overlap([("a", times_out()), ("b", times_out()), ("c", _quick(3))], results)  # type: ignore[list-item]
+
+    assert results == {"a": "timed out", "b": "timed out", "c": 3}
+    assert not asyncio.current_task().cancelling(), "the caller's task is left uncancelled"  # type: ignore[union-attr]
+
+
+async def test_the_one_going_on_in_the_callers_task_fails_and_stops_the_later_ones() -> None:
+    gate = asyncio.Event()
+    seen: list[type[BaseException]] = []
+
+    async def fails_later() -> int:
+        await gate.wait()
+        raise ValueError("later")
+
+    async def waits_forever() -> int:
+        try:
+            await asyncio.Event().wait()
+        except BaseException as exc:
+            seen.append(type(exc))
+            raise
+        return 0
+
+    async def opens() -> int:
+        gate.set()
+        return 1
+
+    results: dict[str, int] = {}
+    with pytest.raises(ValueError, match="later"):
+        await _overlap([("a", fails_later()), ("b", waits_forever()), ("c", opens())], results)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert results == {"c": 1}
+    assert seen == [asyncio.CancelledError]
+
+
+async def test_a_later_coroutine_that_fails_fails_the_caller_once_the_first_is_done() -> None:
+    gate = asyncio.Event()
+
+    async def waits() -> int:
+        await gate.wait()
+        return 1
+
+    async def fails_later() -> int:
+        gate.set()
+        await asyncio.sleep(0)
+        raise ValueError("later")
+
+    results: dict[str, int] = {}
+    with pytest.raises(ValueError, match="later"):
+        await _overlap([("a", waits()), ("b", fails_later())], results)
+    assert results == {"a": 1}
+
+
+async def test_a_coroutine_may_catch_its_cancellation_and_wait_again() -> None:
+    gate, cancelled, second_wait = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def stubborn() -> str:
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            await second_wait.wait()
+            return "finished its cleanup"
+        return "never cancelled"
+
+    results: dict[str, str] = {}
+    caller = asyncio.ensure_future(_overlap([("a", stubborn())], results))
+    await asyncio.sleep(0)
+    caller.cancel()
+    await asyncio.wait_for(cancelled.wait(), timeout=5)
+    second_wait.set()
+    outcome = await asyncio.gather(caller, return_exceptions=True)
+
+    assert results == {"a": "finished its cleanup"}
+    assert outcome == [None], "the coroutine swallowed the cancellation, so the caller finished"
+
+
+# -- through the tool runner ----------------------------------------------------------------------
+
+
+async def test_async_tools_that_never_wait_run_in_the_run_task() -> None:
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    @tool
+    async def mark(n: int) -> int:
+        """Note the task."""
+        tasks.append(asyncio.current_task())
+        return n
+
+    script = Script(calls(call("c1", "mark", n=1), call("c2", "mark", n=2)), answer("ok"))
+    agent = Agent(model=script.model, tools=[mark])
+
+    async def run() -> Any:
+        return await agent.prompt("go"), asyncio.current_task()
+
+    result, run_task = await run()
+
+    assert [r.content for m in result.messages for r in m.tool_results] == ["1", "2"]
+    assert tasks == [run_task, run_task]
+
+
+async def test_async_tools_that_wait_overlap_and_answer_in_call_order() -> None:
+    left, right = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def meet(side: str) -> str:
+        """Wait for the other side: returns only if both calls run at once."""
+        mine, other = (left, right) if side == "left" else (right, left)
+        mine.set()
+        await asyncio.wait_for(other.wait(), timeout=5)
+        return side
+
+    script = Script(calls(call("c1", "meet", side="left"), call("c2", "meet", side="right")), answer("met"))
+    agent = Agent(model=script.model, tools=[meet])
+
+    result = await agent.prompt("go")
+
+    assert [r.content for m in result.messages for r in m.tool_results] == ["left", "right"]
+
+
+async def test_a_tool_subclass_with_its_own_call_is_called_through_it() -> None:
+    class Doubling(Tool):
+        async def call(self, arguments: dict[str, Any]) -> Any:
+            return 2 * arguments["x"]
+
+    def echo(x: int) -> int:
+        """Echo."""
+        return x
+
+    script = Script(calls(call("c1", "echo", x=21)), answer("ok"))
+    agent = Agent(model=script.model, tools=[Doubling(echo)])
+
+    result = await agent.prompt("go")
+
+    assert [r.content for m in result.messages for r in m.tool_results] == ["42"]

@@ -1,0 +1,72 @@
+"""The two wire adapters run the public model contract (`hookline.testing.model_contract`).
+
+What only one provider's wire format shows (the bodies sent, its error types and stop
+reasons) is tested in test_openai.py and test_anthropic.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from hookline.models import Model
+from hookline.models.anthropic import AnthropicModel
+from hookline.models.openai import OpenAIModel
+from hookline.retry import RetryPolicy
+from hookline.testing import FakeAnthropicServer, FakeOpenAIServer, ScriptedServer
+from hookline.testing.model_contract import ModelContract
+
+
+class TestOpenAIModel(ModelContract):
+    wrong_shapes = (
+        'data: {"id": "x", "object": "chat.completion.chunk", "choices": "not a list"}',
+        'data: {"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": 7}]}',
+        "data: 42",
+    )
+
+    def create_server(self) -> ScriptedServer:
+        return FakeOpenAIServer()
+
+    def create_model(self, base_url: str, retry: RetryPolicy) -> Model:
+        return OpenAIModel("gpt-4o-mini", base_url=base_url, api_key="test-key", retry=retry)
+
+
+class TestAnthropicModel(ModelContract):
+    wrong_shapes = (
+        'event: content_block_delta\ndata: {"type": "content_block_delta"}',
+        'event: message_start\ndata: {"type": "message_start", "message": 3}',
+        'event: message_delta\ndata: {"type": "message_delta", "delta": null}',
+    )
+
+    def create_server(self) -> ScriptedServer:
+        return FakeAnthropicServer()
+
+    def create_model(self, base_url: str, retry: RetryPolicy) -> Model:
+        return AnthropicModel("claude-haiku-4-5", base_url=base_url, api_key="test-key", retry=retry)
+
+
+NO_RETRIES = '''
+from hookline.models.openai import OpenAIModel
+from hookline.retry import RetryPolicy
+from hookline.testing import FakeOpenAIServer
+from hookline.testing.model_contract import ModelContract
+
+
+class TestForgetsItsPolicy(ModelContract):
+    def create_server(self):
+        return FakeOpenAIServer()
+
+    def create_model(self, base_url, retry):
+        return OpenAIModel("gpt-4o-mini", base_url=base_url, api_key="k", retry=RetryPolicy(max_attempts=1))
+'''
+
+
+def test_the_contract_fails_an_adapter_that_breaks_it(tmp_path: Path) -> None:
+    module = tmp_path / "test_no_retries.py"
+    module.write_text(NO_RETRIES, encoding="utf-8")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module), "-k", "rate_limit or usage"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED test_no_retries.py::TestForgetsItsPolicy::test_rate_limit_waits_for_retry_after" in done.stdout
+    assert "1 failed, 1 passed" in done.stdout
