@@ -268,7 +268,7 @@ class Servers:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
             found = re.search(r"on (http://127\.0\.0\.1:\d+)", log.read_text())
-            if found and _answers(found.group(1)):  # the port is bound before it listens
+            if found and _answers(found.group(1)):  # listening, but is the app up yet?
                 return found.group(1)
             time.sleep(0.05)
         raise RuntimeError(f"hookline serve did not start: {log.read_text()[-2000:]}")

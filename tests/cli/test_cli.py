@@ -14,7 +14,7 @@ from typer.testing import CliRunner, Result
 
 from hookline import Event, TextPart, ToolCallPart
 from hookline._cli.exits import ExitCode, exit_code_for, key_variable, one_line
-from hookline._cli.serve import check_host, is_loopback, load_tokens
+from hookline._cli.serve import bind, check_host, is_loopback, load_tokens
 from hookline._ids import SESSION_ID_RULE
 from hookline.cli import app
 from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, SessionNotFound
@@ -473,3 +473,12 @@ def test_help_lists_the_commands() -> None:
     assert result.exit_code == 0
     for command in ("run", "chat", "serve", "sessions"):
         assert command in result.stdout
+
+
+def test_the_server_socket_accepts_connections_as_soon_as_its_address_is_printed() -> None:
+    """`bind` listens at once: a client reading the printed address may connect before the server accepts.
+
+    A socket that was only bound refused such a client, which made the MCP HTTP tests flaky under load.
+    """
+    with bind("127.0.0.1", 0) as sock, socket.create_connection(sock.getsockname(), timeout=5):
+        pass

@@ -18,7 +18,10 @@ def test_the_scaleout_bench_runs_and_checks_every_event(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    (figures,) = json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    assert written["meta"]["runs"] == 12
+    assert written["meta"]["command"].startswith("bench/scaleout/run.py --processes 2")
+    (figures,) = written["results"]
     assert figures["processes"] == 2
     assert figures["runs"] == 16
     assert figures["problem_count"] == 0

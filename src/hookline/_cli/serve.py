@@ -47,6 +47,8 @@ SHUTDOWN_GRACE = 0.5
 _STOP_LIMIT = 1.8
 """Seconds after Ctrl-C past which the process ends without waiting any more (a run ignoring cancellation)."""
 
+_BACKLOG = 2048  # connections waiting to be accepted, as uvicorn's default
+
 
 @dataclass(frozen=True)
 class ServeOptions:
@@ -104,6 +106,9 @@ def check_host(host: str, tokens: dict[str, str]) -> None:
 def bind(host: str, port: int) -> socket.socket:
     """Open the listening socket before anything else, so a busy port is one clear error.
 
+    It listens at once: whoever reads the address printed next may connect before the
+    server starts accepting, and waits in the backlog rather than being refused.
+
     Raises:
         UsageProblem: The port is taken, not ours to take, or the address is not this machine's.
 
@@ -116,6 +121,7 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise UsageProblem(_bind_problem(host, port, exc)) from exc
+    sock.listen(_BACKLOG)
     return sock
 
 
