@@ -144,6 +144,8 @@ def _ending(
 
 
 def _answer(pending: dict[str, str], message: Message, index: int) -> str | None:
+    if not message.parts:  # a provider would get a result without a call id
+        return f"messages[{index}] (tool) holds no result; a tool message answers at least one call"
     for part in message.parts:
         if not isinstance(part, ToolResultPart):
             return f"messages[{index}] (tool) holds a {part.type} part; tool messages hold only results"
