@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 
-from hookline.models import Model, ModelRequest, ModelResponse, ResponseDone, TextDelta
+from hookline.models import Model, ModelRequest, ModelResponse
 from hookline.models.anthropic import AnthropicModel
 from hookline.models.openai import OpenAIModel
 from hookline.retry import RetryPolicy
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
+from hookline.testing._model_fault_cases import collect as collect_stream
 
 FAST_RETRY = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.05, max_total_time=10.0, timeout=5.0)
 """Retries as in production, with waits short enough for tests."""
@@ -23,22 +24,10 @@ FAST_RETRY = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.05, max
 Collect = Callable[[Model, ModelRequest], Awaitable[tuple[list[str], ModelResponse]]]
 
 
-async def _collect(model: Model, request: ModelRequest) -> tuple[list[str], ModelResponse]:
-    deltas: list[str] = []
-    done: list[ModelResponse] = []
-    async for event in model.stream(request):
-        if isinstance(event, TextDelta):
-            deltas.append(event.text)
-        elif isinstance(event, ResponseDone):
-            done.append(event.response)
-    assert len(done) == 1, "a stream ends with exactly one ResponseDone"
-    return deltas, done[0]
-
-
 @pytest.fixture
 def collect() -> Collect:
     """Stream a request; return the text deltas and the final response."""
-    return _collect
+    return collect_stream
 
 
 @pytest.fixture
