@@ -23,7 +23,16 @@ from hookline.errors import (
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import Hook, hook
-from hookline.messages import DocumentPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import (
+    DocumentPart,
+    FilePart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from hookline.models import ModelSettings
 from hookline.result import Interruption, RunResult
 from hookline.state import State
@@ -36,10 +45,12 @@ __all__ = [
     "ConfigError",
     "DocumentPart",
     "Event",
+    "FilePart",
     "Hook",
     "HookError",
     "HookPoint",
     "HooklineError",
+    "ImagePart",
     "Interruption",
     "MaxTurnsExceeded",
     "Message",

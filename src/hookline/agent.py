@@ -30,7 +30,7 @@ from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook, call_optional, normalize_hooks
 from hookline.loop import Run, SessionTarget
-from hookline.messages import Message, TextPart
+from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, TextPart
 from hookline.models import Model, ModelSettings, ToolSpec, resolve_model
 from hookline.result import Interruption, RunResult
 from hookline.resume import Answer, Approval, parse_approvals
@@ -176,8 +176,12 @@ class Agent:
             cached = self._tool_cache[key] = as_tool(function)
         return cached
 
-    def prompt(self, prompt: str | Message) -> PromptRequest:
-        """Start building a run on `prompt`; await it, `.run_sync()` it or `.stream()` it."""
+    def prompt(self, prompt: str | Message | Sequence[str | Part]) -> PromptRequest:
+        """Start building a run on `prompt`; await it, `.run_sync()` it or `.stream()` it.
+
+        `prompt` is text, a user `Message`, or a list of text and parts making one:
+        `agent.prompt(["What is in this picture?", ImagePart.from_path("cat.png")])`.
+        """
         return PromptRequest(self, prompt)
 
     def resume(
@@ -318,6 +322,29 @@ def _check_exit_tools(names: frozenset[str], tools: Mapping[str, Tool]) -> None:
                           f"its tools: {', '.join(tools) or 'none'}")
 
 
+def _prompt_message(prompt: str | Message | Sequence[str | Part] | None) -> Message | None:
+    """The user message a prompt stands for; `ConfigError` when it holds nothing to answer."""
+    if prompt is None or isinstance(prompt, Message):
+        if prompt is not None and prompt.role != "user":
+            raise ConfigError(f"the prompt must be a user Message, not a {prompt.role} one")
+        return prompt
+    items = [prompt] if isinstance(prompt, str) else prompt
+    if not isinstance(items, Sequence) or not items:
+        raise ConfigError(f"the prompt must be text, a user Message or a list of text and parts, not {prompt!r}")
+    parts: list[Part] = []
+    for item in items:
+        if isinstance(item, str):
+            parts.append(TextPart(text=item))
+        elif isinstance(item, TextPart | ImagePart | FilePart | DocumentPart):
+            parts.append(item)
+        else:
+            raise ConfigError(f"a prompt list holds text, TextPart, ImagePart, FilePart or DocumentPart, "
+                              f"not {type(item).__name__}")
+    if not any(not isinstance(p, TextPart) or p.text.strip() for p in parts):
+        raise ConfigError("the prompt is empty: pass the text the agent should answer")
+    return Message.from_valid_parts("user", parts)
+
+
 def _output_adapter(output_type: Any) -> TypeAdapter[Any] | None:
     if output_type is None or output_type is str:
         return None
@@ -377,6 +404,7 @@ class _Options:
     model_settings: ModelSettings | None = None
     deps: Any = None
     has_deps: bool = False
+    documents: tuple[DocumentPart, ...] = ()
 
 
 class PromptRequest:
@@ -385,15 +413,9 @@ class PromptRequest:
     `await request`, `request.run_sync()` or `async for event in request.stream()`.
     """
 
-    def __init__(self, agent: Agent, prompt: str | Message | None) -> None:
-        if isinstance(prompt, str):
-            if not prompt.strip():
-                raise ConfigError("the prompt is empty: pass the text the agent should answer")
-            prompt = Message(role="user", parts=[TextPart(text=prompt)])
-        elif prompt is not None and (not isinstance(prompt, Message) or prompt.role != "user"):
-            raise ConfigError(f"the prompt must be a string or a user Message, not {type(prompt).__name__}")
+    def __init__(self, agent: Agent, prompt: str | Message | Sequence[str | Part] | None) -> None:
         self.agent = agent
-        self.message = prompt  # None for a resumption (`Agent.resume`): the run goes on from the log
+        self.message = _prompt_message(prompt)  # None for a resumption (`Agent.resume`): the run goes on from the log
         self._options = _Options()
         self.result: RunResult | None = None
         """After `.stream()` finishes: the run's result."""
@@ -440,6 +462,23 @@ class PromptRequest:
             raise ConfigError(f"agent {self.agent.name!r} takes deps of type {_type_name(expected)}, "
                               f"not {type(deps).__name__}")
         self._options.deps, self._options.has_deps = deps, True
+        return self
+
+    def documents(self, *documents: DocumentPart) -> PromptRequest:
+        """Give the model these documents for this run only.
+
+        They join the latest user message of each model call of this run, merged into one
+        block with any documents it holds; they are not stored in the session's log and
+        are not sent again on later runs unless given again. Calling it again adds more.
+
+        Raises:
+            ConfigError: An argument is not a `DocumentPart`.
+        """
+        for document in documents:
+            if not isinstance(document, DocumentPart):
+                raise ConfigError(f"documents() takes DocumentPart objects, not {type(document).__name__}: "
+                                  'DocumentPart(title="...", text="...")')
+        self._options.documents += documents
         return self
 
     def session(
@@ -491,7 +530,7 @@ class PromptRequest:
             store = options.store or self.agent.session_store
             target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
-                  queue=queue, approvals=options.approvals, deps=options.deps,
+                  queue=queue, approvals=options.approvals, deps=options.deps, documents=options.documents,
                   model_settings=self.agent.model_settings.merged(options.model_settings))
         self._active = run
         return self._execute(run)

@@ -37,8 +37,9 @@ from hookline.errors import (
 )
 from hookline.events import Event
 from hookline.hook_points import HookPoint
-from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart
 from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, ResponseDone, TextDelta
+from hookline.prompt_view import PromptView, load_media
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
 from hookline.resume import DIED_REASON, Answer, check_resumption, edit_event, held_messages, plan_resume, started_calls
@@ -86,6 +87,7 @@ class Run:
         approvals: dict[str, Answer] | None = None,
         model_settings: ModelSettings | None = None,
         deps: Any = None,
+        documents: tuple[DocumentPart, ...] = (),
     ) -> None:
         self.agent = agent
         self.prompt = prompt
@@ -111,7 +113,7 @@ class Run:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._edits: dict[str, ToolCallPart] = {}  # approved calls whose arguments the user changed
         self._log_tail: list[Event] = []
-        self._system: Message | None = None
+        self.view = PromptView(agent, documents)
         self._turn_calls: list[ToolCallPart] = []
         self._ran: dict[str, ToolResultPart] = {}
         self._started: list[ToolCallPart] = []
@@ -253,6 +255,7 @@ class Run:
                 session = await store.get(sid, user=self.session.user, with_events=False)
         self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await store.events(sid, view="prompt")
+        await load_media(store, sid, prompt)  # the bytes of images and files the log names
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
         if self._unanswered:  # a paused or crashed turn: read what happened after its calls
@@ -309,8 +312,9 @@ class Run:
 
     async def _record_prompt(self, prompt: Message) -> None:
         self.recorder.add(Event.from_message(prompt, "user"))
-        if self.recorder.store is not None:  # the stored prompt carries the user's prepared parts
+        if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
+            await load_media(self.session.store, self.session.session_id, stored)
             prompt = user_actions_as_text(stored[-1].to_message()) if stored else prompt
         self._append(prompt, author=None)
 
@@ -326,7 +330,7 @@ class Run:
         if self._hooks_since_check:
             self._check_edits_in_place()
         self.tools = self.agent.tools_for(state) if offer_tools else {}
-        request = ModelRequest(messages=self._prompt_messages(), tools=self.agent.specs_for(self.tools),
+        request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
                                model_settings=state.model_settings)
         self.buffer.model_settings = None  # a hook's settings hold for this call only
         if self.agent.output_adapter is not None:
@@ -355,16 +359,6 @@ class Run:
                 self._append_results([error_result(c, _NOT_RUN) for c in calls])
                 self._release_injections()
         return None if self.stop_reason is not None else message
-
-    def _prompt_messages(self) -> list[Message]:
-        instructions = self.agent.instructions
-        if instructions is None:
-            return list(self.state.messages)
-        if isinstance(instructions, str):
-            if self._system is None:
-                self._system = Message.system(instructions)
-            return [self._system, *self.state.messages]
-        return [Message.system(instructions(self.state)), *self.state.messages]
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model

@@ -21,17 +21,22 @@ which costs more than validation itself).
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import mimetypes
+import os
 from collections.abc import Iterable
 from itertools import count
-from typing import Annotated, Any, Literal, SupportsIndex, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, Self, SupportsIndex, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from hookline.types import JSONObject, Role
 
 __all__ = [
-    "DocumentPart", "Message", "Part", "ReasoningPart", "TextPart", "ToolCallPart", "ToolResultPart", "edit_stamp",
-    "tracks_edits", "without_validation",
+    "DocumentPart", "FilePart", "ImagePart", "Media", "Message", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "ToolResultPart", "edit_stamp", "tracks_edits", "without_validation",
 ]
 
 
@@ -91,6 +96,114 @@ class ToolCallPart(_Part):
     """The arguments: a dict, or the raw string a model sent (possibly malformed JSON)."""
 
 
+class _MediaPart(_Part):
+    """What images and files share: bytes with their media type, or a URL.
+
+    A store keeps the bytes once per session, by their SHA-256 (`blob`), apart from the
+    log: a part read back from a store has `blob` set and `data` None, and the loop loads
+    the bytes again before it sends the part to a model. JSON carries `data` as base64.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+    type: str
+    """"image" or "file"."""
+    media_type: str | None = None
+    """The MIME type, such as "image/png" or "application/pdf"; required with `data`."""
+    data: bytes | None = None
+    """The content itself; None for a URL, or for a part read back from a store (see `blob`)."""
+    url: str | None = None
+    """Where the provider fetches the content (http(s), or a `data:` URL)."""
+    blob: str | None = None
+    """The SHA-256 of `data` (hex) once a store keeps it; the key to load the bytes again."""
+
+    @property
+    def _noun(self) -> str:
+        return "an image part" if self.type == "image" else "a file part"
+
+    @model_validator(mode="after")
+    def _has_a_source(self) -> Self:
+        if self.data is None and self.url is None and self.blob is None:
+            raise ValueError(f"{self._noun} needs data (bytes with a media_type), a url, or a stored blob")
+        if self.data is not None and not self.media_type:
+            raise ValueError(f"{self._noun} with data needs its media_type, e.g. 'image/png' or 'application/pdf'")
+        return self
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str], *, media_type: str | None = None) -> Self:
+        """The part holding the file at `path`, its media type guessed from the name unless given.
+
+        Raises:
+            ValueError: The media type cannot be guessed from the name: pass `media_type`.
+        """
+        file = Path(path)
+        media_type = media_type or mimetypes.guess_type(file.name)[0]
+        if not media_type:
+            raise ValueError(f"cannot tell the media type of {file.name!r} from its name: pass media_type=")
+        extra = {"name": file.name} if "name" in cls.model_fields else {}
+        return cls(media_type=media_type, data=file.read_bytes(), **extra)
+
+    def data_url(self) -> str:
+        """The content as a `data:` URL (base64), or the part's `url` when it has no bytes.
+
+        Raises:
+            ValueError: The part was read back from a store and its bytes are not loaded.
+        """
+        if self.data is None:
+            if self.url is None:
+                raise ValueError(f"{self._noun}'s bytes are not loaded (blob {self.blob})")
+            return self.url
+        return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
+
+    def base64(self) -> str:
+        """The bytes as base64 text (for providers that take them so).
+
+        Raises:
+            ValueError: The part has no bytes (a URL, or a blob not loaded).
+        """
+        if self.data is None:
+            raise ValueError(f"{self._noun} holds no bytes (a url, or blob {self.blob} not loaded)")
+        return base64.b64encode(self.data).decode()
+
+    def digest(self) -> str:
+        """The SHA-256 of the bytes, in hex: the key a store keeps them under."""
+        if self.data is None:
+            if self.blob is None:
+                raise ValueError(f"{self._noun} holds no bytes to hash")
+            return self.blob
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether a provider can be sent this part: it holds bytes, or a URL."""
+        return self.data is not None or self.url is not None
+
+
+class ImagePart(_MediaPart):
+    """An image, given to the model in a user message or a tool result.
+
+    `ImagePart.from_path("chart.png")`, `ImagePart(media_type="image/png", data=raw)` or
+    `ImagePart(url="https://...")`.
+    """
+
+    type: Literal["image"] = "image"
+
+
+class FilePart(_MediaPart):
+    """A file (a PDF, say), given to the model in a user message or a tool result.
+
+    Providers read some kinds only (Anthropic and OpenAI take PDFs and plain text); the
+    adapter of one that cannot take it raises `ModelError` naming the media type.
+    """
+
+    type: Literal["file"] = "file"
+    name: str | None = None
+    """The file's name, shown to the model where the provider takes one."""
+
+
+Media = Annotated[ImagePart | FilePart, Field(discriminator="type")]
+"""An image or a file: what a tool result may carry beside its text."""
+
+
 class ToolResultPart(_Part):
     """The answer to one tool call."""
 
@@ -103,12 +216,16 @@ class ToolResultPart(_Part):
     """True when the call failed; `content` then names the problem."""
     name: str = ""
     """The tool's name (some providers want it beside the id)."""
-
+    attachments: tuple[Media, ...] = ()
+    """Images and files the tool returned beside its text (see `ImagePart`, `FilePart`)."""
 
     @classmethod
-    def from_valid(cls, call_id: str, content: str, *, name: str, is_error: bool = False) -> ToolResultPart:
-        """A result of values that are already valid (strings), built without validating them."""
-        values = {"type": "tool_result", "call_id": call_id, "content": content, "is_error": is_error, "name": name}
+    def from_valid(
+        cls, call_id: str, content: str, *, name: str, is_error: bool = False, attachments: tuple[Media, ...] = ()
+    ) -> ToolResultPart:
+        """A result of values that are already valid (strings, parts), built without validating them."""
+        values = {"type": "tool_result", "call_id": call_id, "content": content, "is_error": is_error, "name": name,
+                  "attachments": attachments}
         return without_validation(cls, values)
 
 
@@ -148,7 +265,8 @@ class ReasoningPart(_Part):
 
 
 Part = Annotated[
-    TextPart | ToolCallPart | ToolResultPart | DocumentPart | ReasoningPart, Field(discriminator="type")
+    TextPart | ToolCallPart | ToolResultPart | DocumentPart | ReasoningPart | ImagePart | FilePart,
+    Field(discriminator="type"),
 ]
 """Any part of a message or event, tagged by its `type`."""
 
@@ -271,6 +389,7 @@ def _kinds(parts: list[Any]) -> int:
 
 _KIND_OF: dict[type[BaseModel], int] = {
     TextPart: _TEXT, ToolCallPart: _CALL, ToolResultPart: _RESULT, DocumentPart: _OTHER, ReasoningPart: _OTHER,
+    ImagePart: _OTHER, FilePart: _OTHER,
 }
 
 

@@ -29,10 +29,10 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from hookline._context_var import current_contexts, is_context_type
 from hookline.errors import ConfigError, ToolError
-from hookline.messages import ToolCallPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
 
-__all__ = ["Tool", "ToolFunction", "tool", "as_tool"]
+__all__ = ["Tool", "ToolFunction", "as_tool", "result_of", "tool"]
 
 ToolFunction = Callable[..., Any]
 """A plain or async function usable as a tool."""
@@ -196,7 +196,7 @@ class Tool:
             return error_result(call, f"{self.name} failed: {type(exc).__name__}: {exc}")
         if values is not None:
             values[call.id] = value
-        return ToolResultPart.from_valid(call.id, to_content(value), name=self.name)
+        return result_of(call, value, self.name)
 
 
 def _run_context(call: ToolCallPart) -> Any:
@@ -218,6 +218,27 @@ def _describe(error: ValidationError) -> str:
         where = ".".join(str(loc) for loc in item["loc"]) or "arguments"
         problems.append(f"{where}: {item['msg']} (got {item.get('input')!r})")
     return "; ".join(problems)
+
+
+_MAY_HOLD_MEDIA = (ImagePart, FilePart, list, tuple)
+
+
+def result_of(call: ToolCallPart, value: Any, name: str) -> ToolResultPart:
+    """The result of `call` returning `value`: its images and files become the result's attachments.
+
+    A tool may return an `ImagePart` or `FilePart`, or a list mixing them with text (str or
+    `TextPart`); the text, joined by blank lines, is the result's content. A list holding
+    no media is a plain value, given as JSON.
+    """
+    if not isinstance(value, _MAY_HOLD_MEDIA):
+        return ToolResultPart.from_valid(call.id, to_content(value), name=name)
+    items = value if isinstance(value, list | tuple) else [value]
+    media = tuple(item for item in items if isinstance(item, ImagePart | FilePart))
+    if not media:
+        return ToolResultPart.from_valid(call.id, to_content(value), name=name)
+    texts = [item.text if isinstance(item, TextPart) else to_content(item)
+             for item in items if not isinstance(item, ImagePart | FilePart)]
+    return ToolResultPart.from_valid(call.id, "\n\n".join(texts), name=name, attachments=media)
 
 
 def error_result(call: ToolCallPart, message: str) -> ToolResultPart:

@@ -205,7 +205,7 @@ def test_messages_and_results_built_without_validation_share_one_fields_set_of_e
     one.parts = [POOL[0]]  # adds a name the set holds already
     one.role = "user"
     assert two.model_fields_set == {"role", "parts"}
-    assert two.parts[0].model_fields_set == {"type", "call_id", "content", "is_error", "name"}
+    assert two.parts[0].model_fields_set == {"type", "call_id", "content", "is_error", "name", "attachments"}
 
 
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle", "model_copy(deep)"])

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import InvalidEvent, SessionExists, StoreError
-from hookline.sessions.base import Session, SessionStore
+from hookline.sessions.base import Blob, Session, SessionStore
 
 if TYPE_CHECKING:
     from hookline.sessions.memory import InMemorySessionStore
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from hookline.sessions.sqlite import SQLiteSessionStore
 
 __all__ = [
+    "Blob",
     "InMemorySessionStore",
     "InvalidEvent",
     "PostgresSessionStore",

@@ -223,6 +223,8 @@ def encode_event(event: Event) -> EventRow:
     except _Surrogates:
         event.parts = _PARTS_ADAPTER.validate_python(_replace_surrogates(_PARTS_ADAPTER.dump_python(event.parts)))
         parts = _encode(_PARTS_ADAPTER, event.parts, "parts")
+    if _surrogate_in_keys(event.metadata):
+        event.metadata = _replace_surrogates(event.metadata)
     try:
         metadata = _encode(_METADATA_ADAPTER, event.metadata, "metadata")
     except _Surrogates:
@@ -245,6 +247,12 @@ def _encode(adapter: TypeAdapter[Any], value: Any, field: str) -> str:
         raise InvalidEvent(f"cannot be stored as JSON ({exc})", field=field) from exc
 
 
+def _surrogate_in_keys(mapping: Mapping[str, Any]) -> bool:
+    # pydantic-core writes a lone surrogate in a top-level key as three U+FFFD and raises
+    # nothing (nested keys do raise), so the codec looks for them itself.
+    return any(not key.isascii() and _SURROGATE.search(key) for key in mapping if isinstance(key, str))
+
+
 def _replace_surrogates(value: Any) -> Any:
     """Return `value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
     if isinstance(value, str):
@@ -258,6 +266,8 @@ def _replace_surrogates(value: Any) -> Any:
 
 def encode_state(state: dict[str, Any]) -> str:
     """Encode a session's state as a JSON object; `ConfigError` if it holds non-JSON values."""
+    if _surrogate_in_keys(state):
+        state = _replace_surrogates(state)
     try:
         return _dump_state(state)
     except _Surrogates:

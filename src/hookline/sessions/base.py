@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hookline.events import Event
 from hookline.types import View
 
-__all__ = ["Session", "SessionStore"]
+__all__ = ["Blob", "Session", "SessionStore"]
 
 
 class Session(BaseModel):
@@ -45,6 +45,15 @@ class Session(BaseModel):
     """When its log or state last changed (UTC)."""
 
 
+class Blob(NamedTuple):
+    """The bytes of an image or file part, kept once per session apart from the log."""
+
+    media_type: str
+    """Their MIME type, as the part that first stored them gave it."""
+    data: bytes
+    """The bytes."""
+
+
 class SessionStore(ABC):
     """Where sessions live. Subclass it to add a backend.
 
@@ -59,6 +68,11 @@ class SessionStore(ABC):
       shared: a second run waits up to `timeout` seconds, then gets `SessionBusy`.
     - An unknown id, or one owned by another user when `user` is given, raises
       `SessionNotFound`.
+    - The bytes of image and file parts (`ImagePart`, `FilePart`, also inside a tool
+      result's `attachments`) are kept once per session by their SHA-256: events come
+      back with the part's `blob` set and `data` None, and `load_blobs` gives the bytes.
+      A backend that keeps the bytes in the log instead returns parts with `data` and
+      needs not override `load_blobs`.
     """
 
     @abstractmethod
@@ -110,6 +124,14 @@ class SessionStore(ABC):
     @abstractmethod
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Replace the session's saved state."""
+
+    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
+        """The stored bytes of session `session_id`'s media parts, by digest (`part.blob`).
+
+        Digests the session does not hold are left out. The default holds none: for a
+        backend that keeps the bytes in the log itself.
+        """
+        return {}
 
     @abstractmethod
     def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:

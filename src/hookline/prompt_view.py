@@ -1,0 +1,101 @@
+"""What the model is sent on each call beyond the live conversation.
+
+The conversation (`State.messages`) is what the log holds. A model call also needs the
+agent's instructions in front of it, the run's documents (`PromptRequest.documents`, given
+for this run only and never stored), and the bytes of images and files read back from the
+log, which a store keeps apart from it (`SessionStore.load_blobs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from hookline.agent_spec import AgentSpec
+from hookline.errors import StoreError
+from hookline.events import Event
+from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, ToolResultPart
+from hookline.sessions.base import Blob, SessionStore
+from hookline.state import State
+
+__all__ = ["PromptView", "load_media"]
+
+_MEDIA = (ImagePart, FilePart)
+
+
+class PromptView:
+    """Builds the messages of each model call: instructions, conversation, this run's documents."""
+
+    __slots__ = ("_system", "agent", "documents")
+
+    def __init__(self, agent: AgentSpec, documents: Sequence[DocumentPart] = ()) -> None:
+        self.agent = agent
+        self.documents = tuple(documents)
+        self._system: Message | None = None
+
+    def messages(self, state: State) -> list[Message]:
+        """The messages of the next model call."""
+        instructions = self.agent.instructions
+        if instructions is None:
+            messages = list(state.messages)
+        elif isinstance(instructions, str):
+            if self._system is None:
+                self._system = Message.system(instructions)
+            messages = [self._system, *state.messages]
+        else:
+            messages = [Message.system(instructions(state)), *state.messages]
+        if self.documents:
+            _attach(messages, self.documents)
+        return messages
+
+
+def _attach(messages: list[Message], documents: tuple[DocumentPart, ...]) -> None:
+    """Put `documents` in front of the latest user message (a copy: the conversation keeps none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user":
+            messages[index] = Message.from_valid_parts("user", [*documents, *message.parts])
+            return
+    messages.append(Message.from_valid_parts("user", documents))
+
+
+async def load_media(store: SessionStore, session_id: str, events: list[Event]) -> None:
+    """Give the media parts of `events`, read from `store`, their bytes again (in place).
+
+    Raises:
+        StoreError: The log names bytes the store does not hold.
+    """
+    wanted = {part.blob for event in events for part in _media_of(event.parts) if part.data is None and part.blob}
+    if not wanted:
+        return
+    blobs = await store.load_blobs(session_id, wanted)
+    missing = wanted - blobs.keys()
+    if missing:
+        raise StoreError(f"the log of session {session_id!r} names {len(missing)} stored image(s) or file(s) "
+                         f"its store does not hold (first: {min(missing)}): their blob rows were deleted")
+    for event in events:
+        if any(isinstance(part, (*_MEDIA, ToolResultPart)) for part in event.parts):
+            event.parts = [_loaded(part, blobs) for part in event.parts]
+
+
+def _media_of(parts: Sequence[Part]) -> list[ImagePart | FilePart]:
+    found: list[ImagePart | FilePart] = []
+    for part in parts:
+        if isinstance(part, _MEDIA):
+            found.append(part)
+        elif isinstance(part, ToolResultPart) and part.attachments:
+            found.extend(part.attachments)
+    return found
+
+
+def _loaded(part: Part, blobs: Mapping[str, Blob]) -> Part:
+    if isinstance(part, _MEDIA):
+        return _loaded_media(part, blobs)
+    if isinstance(part, ToolResultPart) and part.attachments:
+        return part.model_copy(update={"attachments": tuple(_loaded_media(a, blobs) for a in part.attachments)})
+    return part
+
+
+def _loaded_media(part: ImagePart | FilePart, blobs: Mapping[str, Blob]) -> ImagePart | FilePart:
+    if part.data is not None or part.blob is None:
+        return part
+    return part.model_copy(update={"data": blobs[part.blob].data})
