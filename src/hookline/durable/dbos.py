@@ -47,7 +47,7 @@ from hookline.events import Event
 from hookline.messages import Message
 from hookline.models import Model
 from hookline.result import RunResult
-from hookline.resume import paused_calls, started_calls
+from hookline.resume import Answer, Approval, parse_approvals, paused_calls, started_calls
 from hookline.sessions import InMemorySessionStore, SessionStore
 from hookline.tools import Tool
 
@@ -59,9 +59,9 @@ __all__ = ["DEFAULT_QUEUE", "WORKFLOW_KEY", "DurableAgent", "dbos_config", "laun
 DEFAULT_QUEUE = "hookline"
 """The DBOS queue durable runs go through unless a `DurableAgent` names another."""
 
-Approvals = Mapping[str, bool | str]
+Approvals = Mapping[str, Approval]
 Workflow = Callable[
-    [str, str | Message | None, str | None, dict[str, bool | str] | None], Coroutine[Any, Any, RunResult]
+    [str, str | Message | None, str | None, dict[str, Answer] | None], Coroutine[Any, Any, RunResult]
 ]
 """A durable agent's workflow function: `(session_id, prompt or None, user, approvals or None) -> RunResult`."""
 
@@ -231,12 +231,13 @@ class DurableAgent(Agent):
 
         Args:
             session_id: The session of the interrupted run.
-            approvals: `{call_id: True}` runs a call; `False` or a reason refuses it.
+            approvals: `{call_id: True}` runs a call; `False` or a reason refuses it;
+                `{call_id: {"args": {...}}}` runs it with these arguments (as `Agent.resume`).
             user: The session's owner, to check it; None finds the session by id.
             workflow_id: The workflow's id (default: a new one).
         """
         self.resume(session_id, approvals, user=user)  # bad approvals fail here, not in a worker
-        return await self._start(session_id, None, user, dict(approvals or {}), workflow_id)
+        return await self._start(session_id, None, user, parse_approvals(approvals), workflow_id)
 
     async def run(
         self, prompt: str | Message, *, session_id: str, user: str | None = "default", poll: float = 0.1
@@ -246,7 +247,7 @@ class DurableAgent(Agent):
         return await handle.get_result(polling_interval_sec=poll)
 
     async def _start(
-        self, session_id: str, prompt: str | Message | None, user: str | None, approvals: dict[str, bool | str] | None,
+        self, session_id: str, prompt: str | Message | None, user: str | None, approvals: dict[str, Answer] | None,
         workflow_id: str | None,
     ) -> WorkflowHandleAsync[RunResult]:
         if isinstance(self.session_store, InMemorySessionStore):
@@ -269,7 +270,7 @@ class DurableAgent(Agent):
             self._queue_checked = True
 
     async def _execute(
-        self, session_id: str, prompt: str | Message | None, user: str | None, approvals: dict[str, bool | str] | None
+        self, session_id: str, prompt: str | Message | None, user: str | None, approvals: dict[str, Answer] | None
     ) -> RunResult:
         """The workflow's body: this execution's run, from the log and the checkpoints."""
         workflow_id = DBOS.workflow_id
@@ -296,7 +297,7 @@ def _workflow_for(name: str, max_recovery_attempts: int) -> Workflow:
     if workflow is None:
 
         async def run_agent(
-            session_id: str, prompt: str | Message | None, user: str | None, approvals: dict[str, bool | str] | None
+            session_id: str, prompt: str | Message | None, user: str | None, approvals: dict[str, Answer] | None
         ) -> RunResult:
             agent = _agents.get(name)
             if agent is None:
@@ -334,8 +335,8 @@ async def _session_log(store: SessionStore, session_id: str) -> list[Event]:
 
 
 def _recovery_approvals(
-    approvals: Approvals, log: list[Event], replay: Replay, *, begun: bool
-) -> dict[str, bool | str]:
+    approvals: Mapping[str, Answer], log: list[Event], replay: Replay, *, begun: bool
+) -> dict[str, Answer]:
     """The approvals a (re-)execution resumes with.
 
     A call this workflow started may have taken effect, so the user's approval of it is
