@@ -71,12 +71,28 @@ async def test_tools_are_listed_once_and_called_beside_plain_tools(toolset_of: C
     assert [r.content for r in results(first.messages)] == ["5", "8"]
     assert [r.content for r in results(second.messages)] == ["2"]
     offered = [spec.name for spec in model.requests[0].tools]  # type: ignore[attr-defined]
-    assert offered == ["double", "add", "slow", "fail", "progress", "crash", "env", "cwd"]
+    assert offered == ["double", "add", "slow", "fail", "progress", "crash", "env", "cwd", "picture"]
     add = next(s for s in model.requests[0].tools if s.name == "add")  # type: ignore[attr-defined]
     assert add.parameters["required"] == ["a", "b"]
     assert add.description == "Add two integers."
     assert lines(state, "lists") == ["list"], "5 model calls in 2 runs, one listing"
     assert lines(state, "calls") == ["add", "add"]
+
+
+async def test_images_and_binary_resources_become_the_results_attachments(
+        toolset_of: Callable[..., MCPToolset]) -> None:
+    model = script(call("picture"), ModelResponse(text="done"))
+    agent = Agent(model=model, tools=[toolset_of()])
+    try:
+        run = await agent.prompt("show me")
+    finally:
+        await agent.close()
+    (result,) = results(run.messages)
+    image, report = result.attachments
+    assert result.content == "a red dot"
+    assert (image.type, image.media_type, image.data[:4]) == ("image", "image/png", b"\x89PNG")
+    assert (report.type, report.media_type, report.name, report.data) == (
+        "file", "application/pdf", "r.pdf", b"%PDF-1.4\n%%EOF\n")
 
 
 async def test_a_changed_tool_list_is_listed_again_once(toolset_of: Callable[..., MCPToolset], state: Path) -> None:

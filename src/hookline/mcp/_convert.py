@@ -5,6 +5,8 @@ Only this package imports the `mcp` SDK; what leaves it is hookline's own types.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import logging
@@ -14,7 +16,9 @@ from typing import Any
 
 import mcp_types as types
 
-__all__ = ["log_record", "local_names", "parameters_of", "progress_record", "result_text"]
+from hookline.messages import FilePart, ImagePart
+
+__all__ = ["log_record", "local_names", "parameters_of", "progress_record", "result_text", "result_value"]
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -72,6 +76,33 @@ def result_text(result: types.CallToolResult) -> str:
     if not parts and result.structured_content is not None:
         return json.dumps(result.structured_content, ensure_ascii=False)
     return "\n".join(parts)
+
+
+def result_value(result: types.CallToolResult) -> str | list[str | ImagePart | FilePart]:
+    """The result as a tool's return value: its text, with its images and binary resources as parts.
+
+    The model then sees them as the result's attachments (see `hookline.tools.result_of`);
+    audio, which no provider takes in a tool result, stays a description in the text.
+    """
+    media = [part for part in map(_block_media, result.content) if part is not None]
+    if not media:
+        return result_text(result)
+    kept = result.model_copy(update={"content": [b for b in result.content if _block_media(b) is None]})
+    return [result_text(kept), *media]
+
+
+def _block_media(block: types.ContentBlock) -> ImagePart | FilePart | None:
+    try:
+        if isinstance(block, types.ImageContent):
+            return ImagePart(media_type=block.mime_type, data=base64.b64decode(block.data, validate=True))
+        if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.BlobResourceContents):
+            resource = block.resource
+            name = resource.uri.rsplit("/", 1)[-1] or None
+            data = base64.b64decode(resource.blob, validate=True)
+            return FilePart(media_type=resource.mime_type or "application/octet-stream", data=data, name=name)
+    except binascii.Error:
+        return None  # not base64: described in the text instead
+    return None
 
 
 def _block_text(block: types.ContentBlock) -> str:

@@ -40,8 +40,9 @@ from pydantic import ValidationError
 
 from hookline.errors import ConfigError, ToolError
 from hookline.mcp._connection import Connection
-from hookline.mcp._convert import local_names, parameters_of, result_text
+from hookline.mcp._convert import local_names, parameters_of, result_text, result_value
 from hookline.mcp._transports import UNSENT, HttpTarget, MCPConnectionError, Settings, StdioTarget, Target
+from hookline.messages import FilePart, ImagePart
 from hookline.models import ToolSpec
 from hookline.status import current_capture
 from hookline.tools import Tool
@@ -209,8 +210,8 @@ class MCPToolset(Toolset):
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str:
-        """Call the server's tool `remote`; return its text, or raise `ToolError` with what went wrong.
+    async def call(self, remote: str, arguments: dict[str, Any]) -> str | list[str | ImagePart | FilePart]:
+        """Call the server's tool `remote`; return its text (and images and files), or raise `ToolError`.
 
         A dropped connection is reopened once; the call is sent again only when it never
         reached the server.
@@ -230,10 +231,9 @@ class MCPToolset(Toolset):
                 raise ToolError(f"{connection.label} gave a malformed answer to {remote}: {exc}") from exc
             if connection.stale:  # the call changed the tool list: the next turn offers the new one
                 await connection.catch_up()
-            text = result_text(result)
             if result.is_error:
-                raise ToolError(text or f"{remote} failed on {connection.label} (no message)")
-            return text
+                raise ToolError(result_text(result) or f"{remote} failed on {connection.label} (no message)")
+            return result_value(result)
 
     async def _usable(self) -> tuple[Connection, bool]:
         connection = self._connection

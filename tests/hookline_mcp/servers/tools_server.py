@@ -22,7 +22,11 @@ TOOLS = [
     types.Tool(name="env", description="The value of an environment variable.", input_schema={
         "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
     types.Tool(name="cwd", description="The working directory.", input_schema={"type": "object", "properties": {}}),
+    types.Tool(name="picture", description="A picture, its caption and its report.",
+               input_schema={"type": "object", "properties": {}}),
 ]
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+REPORT = "JVBERi0xLjQKJSVFT0YK"  # "%PDF-1.4\n%%EOF\n"
 
 
 def main() -> None:
@@ -51,6 +55,13 @@ def main() -> None:
             return text(os.environ.get(str(arguments["name"]), "<unset>"))
         if params.name == "cwd":
             return text(os.getcwd())
+        if params.name == "picture":
+            report = types.BlobResourceContents(uri="file:///reports/r.pdf", mime_type="application/pdf", blob=REPORT)
+            return types.CallToolResult(content=[
+                types.TextContent(text="a red dot"),
+                types.ImageContent(data=PIXEL, mime_type="image/png"),
+                types.EmbeddedResource(resource=report),
+            ])
         raise ValueError(f"no tool {params.name}")
 
     server, _bus = new_server("tools", args, on_list_tools=list_tools, on_call_tool=call_tool)
