@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from hookline import Agent, ConfigError, DocumentPart, FilePart, ImagePart, Message, TextPart, tool
+from hookline.errors import StoreError
 from hookline.messages import ToolCallPart
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import SQLiteSessionStore
@@ -147,4 +150,17 @@ async def test_media_of_an_earlier_run_reach_the_model_again_from_the_log(tmp_pa
     image = second.requests[0].messages[0].parts[1]
     assert isinstance(image, ImagePart)
     assert image.data == PIXEL
+    await store.aclose()
+
+
+async def test_a_log_naming_bytes_its_store_lost_fails_the_run_with_what_happened(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    agent = Agent(model=Recording().model, session_store=store)
+    await agent.prompt(["What is this?", ImagePart(media_type="image/png", data=PIXEL)]).session("s")
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM hookline_blobs")
+    with pytest.raises(StoreError, match="names 1 stored image") as failed:
+        await agent.prompt("And its colour?").session("s")
+    assert hashlib.sha256(PIXEL).hexdigest() in str(failed.value)
     await store.aclose()

@@ -190,7 +190,7 @@ async def main():
             errors.append(str(exc))
             break
     try:
-        await store.append_events(session.id, [said("batch")] * 3)
+        await store.append_events(session.id, [said("batch:" + "x" * 8000)] * 3)  # more than the append that failed
     except StoreError as exc:
         errors.append(str(exc))
     seqs_full = [e.seq for e in await store.events(session.id)]

@@ -34,11 +34,13 @@ class Dialect:
     """The type of a UTC timestamp column."""
     bigint: str
     """The type of a 64-bit integer column."""
+    bytes: str
+    """The type of a column of raw bytes."""
 
 
-SQLITE = Dialect(name="sqlite", json="TEXT", timestamp="TEXT", bigint="INTEGER")
+SQLITE = Dialect(name="sqlite", json="TEXT", timestamp="TEXT", bigint="INTEGER", bytes="BLOB")
 """SQLite: JSON and ISO-8601 timestamps as text."""
-POSTGRES = Dialect(name="postgres", json="JSONB", timestamp="TIMESTAMPTZ", bigint="BIGINT")
+POSTGRES = Dialect(name="postgres", json="JSONB", timestamp="TIMESTAMPTZ", bigint="BIGINT", bytes="BYTEA")
 """PostgreSQL: JSONB and timestamptz."""
 
 
@@ -176,4 +178,21 @@ def m004_json_text(d: Dialect) -> list[str]:
         f"ALTER TABLE hookline_events {both}",
         f"ALTER TABLE hookline_pending {both}",
         f"ALTER TABLE hookline_sessions {to_json.format('state')}",
+    ]
+
+
+@migration
+def m005_blobs(d: Dialect) -> list[str]:
+    """The bytes of image and file parts, once per session and SHA-256 (hex), apart from the log.
+
+    The events' parts name them by digest (`blob`); they go with their session (`ON DELETE
+    CASCADE`), and the key finds a session's digests without another index.
+    """
+    return [
+        f"""CREATE TABLE hookline_blobs (
+            session_id TEXT NOT NULL REFERENCES hookline_sessions (id) ON DELETE CASCADE,
+            digest TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            data {d.bytes} NOT NULL,
+            PRIMARY KEY (session_id, digest))"""
     ]

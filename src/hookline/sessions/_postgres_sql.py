@@ -1,7 +1,7 @@
 """The SQL of `PostgresSessionStore`: every statement it runs, by name.
 
 Laid out as `_sqlite_sql.py` is, section by section: migrations, sessions, appends and
-prepared parts, reads, run locks. asyncpg takes positional parameters only (`$1`, `$2`,
+prepared parts, reads, blobs, run locks. asyncpg takes positional parameters only (`$1`, `$2`,
 ...), so each statement lists its parameters in order beside it, under the names the
 SQLite statements give the same values (`:session_id` there is `$1 session_id` here).
 
@@ -25,6 +25,7 @@ __all__ = [
     "DELETE_SESSION",
     "EVENTS_AFTER",
     "EVENTS_CHANNEL",
+    "INSERT_BLOB",
     "INSERT_EVENT",
     "INSERT_SESSION",
     "LIST_SESSIONS",
@@ -33,6 +34,7 @@ __all__ = [
     "LOCK_MIGRATIONS",
     "MIGRATIONS_TABLE_EXISTS",
     "NOTIFY_MAX_ID",
+    "READ_BLOBS",
     "READ_PENDING",
     "READ_PENDING_OF",
     "READ_SESSION",
@@ -149,6 +151,20 @@ def read_events(view: View) -> str:
 READ_PENDING = f'SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"'
 # $1 session_id, $2 after_seq: the events of every kind, as JSON, in order (what a follower reads)
 EVENTS_AFTER = read_events("all")
+
+# --- blobs: the bytes of image and file parts, once per session and digest ---------------------
+
+# Bytes the session holds already are left as they are (the first media type stays).
+# $1 session_id, $2 digest, $3 media_type, $4 data
+INSERT_BLOB = (
+    "INSERT INTO hookline_blobs (session_id, digest, media_type, data)"
+    " VALUES ($1, $2, $3, $4) ON CONFLICT (session_id, digest) DO NOTHING"
+)
+# $1 session_id, $2 digests; a row per digest the session holds
+READ_BLOBS = (
+    "SELECT digest, media_type, data FROM hookline_blobs"
+    " WHERE session_id = $1 AND digest = ANY($2::text[])"
+)
 
 # --- run locks: a session-level advisory lock per held session ----------------------------------
 

@@ -1,7 +1,7 @@
 """The SQL of `SQLiteSessionStore`: every statement it runs, by name, with named parameters.
 
 Laid out as `_postgres_sql.py` is, section by section: the connection, migrations,
-sessions, appends and prepared parts, reads, run locks. Parameters are named
+sessions, appends and prepared parts, reads, blobs, run locks. Parameters are named
 (`:session_id`) and passed as a mapping, so a statement that uses one value twice names
 it once; the parameters each statement takes are listed beside it.
 
@@ -24,11 +24,13 @@ __all__ = [
     "BUMP",
     "COMMIT",
     "DELETE_SESSION",
+    "INSERT_BLOB",
     "INSERT_EVENT",
     "INSERT_SESSION",
     "LEASE_HELD",
     "LIST_SESSIONS",
     "MIGRATIONS_TABLE_EXISTS",
+    "READ_BLOBS",
     "READ_SESSION",
     "RECORD_MIGRATION",
     "RELEASE_LEASE",
@@ -144,6 +146,20 @@ def read_log(view: View, *, session: bool) -> str:
         parts.append(f"SELECT 2, author, {_PENDING_JSON}{pad} FROM hookline_pending WHERE session_id = :session_id")
     return " UNION ALL ".join(parts) + " ORDER BY 2"
 
+
+# --- blobs: the bytes of image and file parts, once per session and digest ---------------------
+
+# Bytes the session holds already are left as they are (the first media type stays).
+# :session_id, :digest, :media_type, :data
+INSERT_BLOB = (
+    "INSERT INTO hookline_blobs (session_id, digest, media_type, data)"
+    " VALUES (:session_id, :digest, :media_type, :data) ON CONFLICT (session_id, digest) DO NOTHING"
+)
+# :session_id, :digests (a JSON list); a row per digest the session holds
+READ_BLOBS = (
+    "SELECT digest, media_type, data FROM hookline_blobs"
+    " WHERE session_id = :session_id AND digest IN (SELECT value FROM json_each(:digests))"
+)
 
 # --- run locks: a lease row per held session ---------------------------------------------------
 

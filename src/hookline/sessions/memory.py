@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +20,7 @@ from typing_extensions import override
 
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event, select_view
+from hookline.sessions._blobs import take_blobs, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -31,7 +32,7 @@ from hookline.sessions._codec import (
     stamp,
     utcnow,
 )
-from hookline.sessions.base import Session, SessionStore
+from hookline.sessions.base import Blob, Session, SessionStore
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
@@ -45,6 +46,12 @@ class _Record:
     session: Session
     log: list[Event] = field(default_factory=list)
     pending: dict[str, Event] = field(default_factory=dict)
+    blobs: dict[str, Blob] = field(default_factory=dict)
+
+    def keep(self, blobs: Mapping[str, Blob]) -> None:
+        """Keep the bytes of `blobs` this session does not hold yet (the first media type stays)."""
+        for digest, blob in blobs.items():
+            self.blobs.setdefault(digest, blob)
 
 
 def _as_stored(event: Event) -> Event:
@@ -182,7 +189,7 @@ class InMemorySessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        checked = [check_event(e) for e in events]
+        checked, blobs = take_blobs([check_event(e) for e in events])
         now = utcnow()
         with self._mutex:
             record = self._record(session_id)
@@ -194,17 +201,19 @@ class InMemorySessionStore(SessionStore):
                 stored.append(_as_stored(stamp(merged, session_id=session_id, seq=seq, now=now)))
             record.pending = pending
             record.log.extend(stored)
+            record.keep(blobs)
             record.session.updated_at = now
             return [e.model_copy(deep=True) for e in stored]
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        event = check_event(event)
+        (event,), blobs = take_blobs([check_event(event)])
         now = utcnow()
         with self._mutex:
             record = self._record(session_id)
             partial = _as_stored(accumulate(record.pending.get(event.author), event, session_id=session_id, now=now))
             record.pending[event.author] = partial
+            record.keep(blobs)
             record.session.updated_at = now
             return partial.model_copy(deep=True)
 
@@ -226,6 +235,16 @@ class InMemorySessionStore(SessionStore):
             record = self._record(session_id)
             record.session.state = stored
             record.session.updated_at = utcnow()
+
+    @override
+    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
+        wanted = wanted_digests(digests)
+        if not wanted:
+            return {}
+        with self._mutex:
+            record = self._records.get(session_id)
+            held = record.blobs if record is not None else {}
+            return {digest: held[digest] for digest in wanted if digest in held}
 
     @asynccontextmanager
     async def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AsyncIterator[None]:

@@ -52,7 +52,7 @@ import asyncio
 import hashlib
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from types import MappingProxyType
@@ -73,6 +73,7 @@ from hookline.errors import (
 )
 from hookline.events import Event
 from hookline.sessions import _postgres_sql as sql
+from hookline.sessions._blobs import take_blobs, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -89,7 +90,7 @@ from hookline.sessions._codec import (
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.sessions._postgres_locks import RunLocks
-from hookline.sessions.base import Session, SessionStore
+from hookline.sessions.base import Blob, Session, SessionStore
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
@@ -370,7 +371,7 @@ class PostgresSessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        checked = [check_event(e) for e in events]
+        checked, blobs = take_blobs([check_event(e) for e in events])
         authors = sorted({e.author for e in checked})
         now = utcnow()
         fence = self._fence(session_id)
@@ -380,6 +381,8 @@ class PostgresSessionStore(SessionStore):
             head = await conn.fetch(head_sql, session_id, len(checked), now, authors, fence)
             if not head:
                 await self._refused(conn, session_id)
+            if blobs:
+                await conn.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
             pending = {e.author: e for e in decode_rows(r[1:] for r in head if r[1])}
             first = int(head[0]["last_seq"]) - len(checked) + 1
             stored = [
@@ -394,13 +397,15 @@ class PostgresSessionStore(SessionStore):
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        event = check_event(event)
+        (event,), blobs = take_blobs([check_event(event)])
         now = utcnow()
         fence = self._fence(session_id)
         async with self._transaction() as conn:
             # Locking the session row first orders this after any append or prepare in flight.
             if await conn.fetchval(sql.TOUCH, session_id, now, fence) is None:
                 await self._refused(conn, session_id)
+            if blobs:
+                await conn.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
             current = await conn.fetchval(sql.READ_PENDING_OF, session_id, event.author)
             before = decode_events(f"[{current}]") if current else [None]
             partial = accumulate(before[0], event, session_id=session_id, now=now)
@@ -417,6 +422,16 @@ class PostgresSessionStore(SessionStore):
             if not await _exists(conn, session_id, None):
                 raise SessionNotFound(session_id)
             return await _read_events(conn, session_id, view, after_seq)
+
+    @override
+    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
+        wanted = wanted_digests(digests)
+        if not wanted:
+            return {}
+        pool = await self._ensure_pool()
+        with self._errors():
+            rows = await pool.fetch(sql.READ_BLOBS, session_id, wanted)
+        return {row["digest"]: Blob(row["media_type"], row["data"]) for row in rows}
 
     @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
@@ -497,6 +512,11 @@ async def _applied(conn: Any) -> list[str]:
 
 async def _exists(conn: Any, session_id: str, user: str | None) -> bool:
     return await conn.fetchval(sql.SESSION_EXISTS, session_id, user) is not None
+
+
+def _blob_rows(session_id: str, blobs: Mapping[str, Blob]) -> list[tuple[str, str, str, bytes]]:
+    """The parameters of `sql.INSERT_BLOB` for each of a session's `blobs`."""
+    return [(session_id, digest, blob.media_type, blob.data) for digest, blob in blobs.items()]
 
 
 async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -> list[Event]:

@@ -24,18 +24,16 @@ killed process never blocks a session for long.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import itertools
 import json
 import os
-import queue
 import socket
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from functools import partial
 from typing import Any, TypeVar
@@ -45,6 +43,7 @@ from typing_extensions import override
 from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound, StoreError
 from hookline.events import Event
 from hookline.sessions import _sqlite_sql as sql
+from hookline.sessions._blobs import take_blobs, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -60,17 +59,14 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
-from hookline.sessions.base import Session, SessionStore
+from hookline.sessions._sqlite_thread import Abandoned, Worker, wait
+from hookline.sessions.base import Blob, Session, SessionStore
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
 
 _T = TypeVar("_T")
-_Work = Callable[[sqlite3.Connection], Any]
-_Jobs = queue.SimpleQueue[tuple[concurrent.futures.Future[Any], _Work | None]]
 _HOST = socket.gethostname()
-# At interpreter exit, how long to wait for each store's thread to close its connection.
-_EXIT_WAIT = 1.0
 # The first matching fragment of a driver message decides how a failure is reported.
 _FAILURES = (
     ("locked", "is locked: another connection held a write transaction longer than busy_timeout"),
@@ -117,7 +113,7 @@ class SQLiteSessionStore(SessionStore):
         self.busy_timeout = busy_timeout
         self.lock_ttl = lock_ttl
         self.synchronous = synchronous.upper()
-        self._worker: _Worker | None = None
+        self._worker: Worker | None = None
         self._worker_lock = threading.Lock()
         # Leases (session id, owner) whose release failed: the next lease write removes them.
         self._unreleased: set[tuple[str, str]] = set()
@@ -132,7 +128,7 @@ class SQLiteSessionStore(SessionStore):
         with self._worker_lock:
             # A forked child inherits the object but not the thread: it opens its own.
             if self._worker is None or self._worker.pid != os.getpid():
-                self._worker = _Worker(partial(_connect, self.path, self.busy_timeout, self.synchronous), self.path)
+                self._worker = Worker(partial(_connect, self.path, self.busy_timeout, self.synchronous), self.path)
                 # At exit `_stop_all` closes it (and waits); the finalizer is for a store
                 # garbage collected while open.
                 weakref.finalize(self, self._worker.stop).atexit = False
@@ -152,7 +148,7 @@ class SQLiteSessionStore(SessionStore):
         job: concurrent.futures.Future[_T] = concurrent.futures.Future()
         abandoned = None if finish else threading.Event()
         self._submit(job, work if read_only else partial(_in_transaction, work, abandoned=abandoned))
-        await _wait(job, abandoned)
+        await wait(job, abandoned)
         with self._errors(read_only=read_only):
             return job.result()
 
@@ -181,7 +177,7 @@ class SQLiteSessionStore(SessionStore):
         with self._worker_lock:
             worker, self._worker = self._worker, None
         if worker is not None:
-            await _wait(worker.stop_job())
+            await wait(worker.stop_job())
 
     @override
     async def create(
@@ -241,7 +237,7 @@ class SQLiteSessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        checked = [check_event(e) for e in events]
+        checked, blobs = take_blobs([check_event(e) for e in events])
         now = utcnow()
         authors = json.dumps(sorted({e.author for e in checked}))
 
@@ -254,6 +250,8 @@ class SQLiteSessionStore(SessionStore):
             pending = {e.author: e for e in decode_events(pending_json or "[]")}
             if pending:
                 db.execute(sql.TAKE_PENDING, bump)
+            if blobs:
+                db.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
             stored = [
                 stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
                 for seq, e in enumerate(checked, start=last_seq - len(checked) + 1)
@@ -268,7 +266,7 @@ class SQLiteSessionStore(SessionStore):
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        event = check_event(event)
+        (event,), blobs = take_blobs([check_event(event)])
         now = utcnow()
 
         def prepare(db: sqlite3.Connection) -> Event:
@@ -276,6 +274,8 @@ class SQLiteSessionStore(SessionStore):
             touched = db.execute(sql.TOUCH, touch).fetchone()
             if touched is None:
                 raise SessionNotFound(session_id)
+            if blobs:
+                db.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
             before = decode_events(f"[{touched[0]}]")[0] if touched[0] is not None else None
             partial_event = accumulate(before, event, session_id=session_id, now=now)
             db.execute(sql.SAVE_PENDING, _sqlite_row(partial_event))
@@ -297,6 +297,15 @@ class SQLiteSessionStore(SessionStore):
         if not rows or rows[0][0] != 0:
             raise SessionNotFound(session_id)
         return rows
+
+    @override
+    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
+        wanted = wanted_digests(digests)
+        if not wanted:
+            return {}
+        params = {"session_id": session_id, "digests": json.dumps(wanted)}
+        rows = await self._transaction(partial(_fetch, sql.READ_BLOBS, params), read_only=True)
+        return {digest: Blob(media_type, data) for digest, media_type, data in rows}
 
     @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
@@ -361,126 +370,6 @@ class SQLiteSessionStore(SessionStore):
         return [decode_session(*row) for row in rows]
 
 
-# --- the store's thread ------------------------------------------------------------------------
-
-
-class _Worker:
-    """A daemon thread that owns one connection and runs jobs on it, one after another.
-
-    A daemon thread never holds up interpreter exit; `_stop_all` (run at exit) still
-    asks each live worker to close its connection, so the WAL is checkpointed and the
-    file left tidy. The thread holds no reference to the store, so an abandoned store
-    can be garbage collected (its finalizer stops the worker).
-    """
-
-    def __init__(self, connect: Callable[[], sqlite3.Connection], path: str) -> None:
-        self.pid = os.getpid()
-        self._jobs: _Jobs = queue.SimpleQueue()
-        self._stopping: concurrent.futures.Future[None] | None = None
-        self._stop_lock = threading.Lock()
-        self._thread = threading.Thread(
-            target=_serve, args=(self._jobs, connect), name=f"hookline-sqlite {path}", daemon=True
-        )
-        self._thread.start()
-        _LIVE.add(self)
-
-    def submit(self, job: concurrent.futures.Future[Any], work: _Work) -> None:
-        """Queue `work`; its outcome goes to `job`."""
-        self._jobs.put((job, work))
-
-    def stop_job(self) -> concurrent.futures.Future[None]:
-        """Ask the thread to close its connection and end after the jobs already queued.
-
-        The future is done once it has; at once in a forked child, where the thread and
-        its connection are the parent's, not to be touched.
-        """
-        with self._stop_lock:
-            if self._stopping is None:
-                self._stopping = concurrent.futures.Future()
-                _LIVE.discard(self)
-                if self.pid == os.getpid():
-                    self._jobs.put((self._stopping, None))
-                else:
-                    self._stopping.set_result(None)
-            return self._stopping
-
-    def stop(self, wait: float = 0.0) -> None:
-        """Stop the thread; wait up to `wait` seconds for it to close the connection."""
-        self.stop_job()
-        if wait and self.pid == os.getpid():
-            self._thread.join(wait)
-
-
-_LIVE: set[_Worker] = set()
-
-
-def _stop_all() -> None:
-    """At interpreter exit: close every store's connection, waiting a moment for each."""
-    for worker in list(_LIVE):
-        worker.stop(_EXIT_WAIT)
-
-
-atexit.register(_stop_all)
-
-
-def _serve(jobs: _Jobs, connect: Callable[[], sqlite3.Connection]) -> None:
-    """The worker thread: open the connection on the first job, run jobs until told to stop."""
-    db: sqlite3.Connection | None = None
-    while True:
-        job, work = jobs.get()
-        if work is None:
-            break
-        if not job.set_running_or_notify_cancel():
-            continue  # its caller was cancelled before it started
-        try:
-            if db is None:
-                db = connect()
-            result = work(db)
-        except BaseException as exc:  # handed to the caller, which raises it
-            job.set_exception(exc)
-        else:
-            job.set_result(result)
-    if db is not None:
-        with suppress(sqlite3.Error):
-            db.close()
-    if job.set_running_or_notify_cancel():
-        job.set_result(None)
-
-
-async def _wait(job: concurrent.futures.Future[Any], abandoned: threading.Event | None = None) -> None:
-    """Wait for `job` without blocking the event loop; if cancelled, drop it, or abandon it if it runs.
-
-    A running job is not waited for: it may be waiting for another process's write lock,
-    and a cancellation (Ctrl-C) must not wait that long. It ends on its own (a write
-    that is `abandoned` rolls back) before the next job of the store starts. Without
-    `abandoned`, the job is neither dropped nor abandoned: it runs to its end.
-    """
-    try:
-        await _done(job, asyncio.get_running_loop())
-    except asyncio.CancelledError:
-        if abandoned is not None and not job.cancel():
-            abandoned.set()
-        raise
-
-
-def _done(job: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-    """An asyncio future of `loop` that is done when `job` is."""
-    done: asyncio.Future[None] = loop.create_future()
-    job.add_done_callback(partial(_wake, loop, done))
-    return done
-
-
-def _wake(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None], _job: object) -> None:
-    # Runs in the worker thread; the loop may have been closed since (its caller is gone).
-    with suppress(RuntimeError):
-        loop.call_soon_threadsafe(_set_done, done)
-
-
-def _set_done(done: asyncio.Future[None]) -> None:
-    if not done.done():
-        done.set_result(None)
-
-
 # --- work done in the store's thread -----------------------------------------------------------
 
 
@@ -542,7 +431,7 @@ def _in_transaction(
     try:
         result = work(db)
         if abandoned is not None and abandoned.is_set():
-            raise _Abandoned
+            raise Abandoned
         db.execute(sql.COMMIT)
     except BaseException:
         # A failed COMMIT may leave the transaction open; SQLite may also have rolled it
@@ -558,10 +447,6 @@ def _after_releasing(
 ) -> _T:
     db.executemany(sql.RELEASE_LEASE, [{"session_id": session_id, "owner": owner} for session_id, owner in leases])
     return work(db)
-
-
-class _Abandoned(Exception):
-    """The caller of a write was cancelled before its commit: roll it back."""
 
 
 def _fetch(query: str, params: Mapping[str, Any], db: sqlite3.Connection) -> list[Any]:
@@ -597,3 +482,11 @@ def _sqlite_row(event: Event) -> dict[str, Any]:
     row = encode_event(event)._asdict()
     row["created_at"] = iso(row["created_at"])
     return row
+
+
+def _blob_rows(session_id: str, blobs: Mapping[str, Blob]) -> list[dict[str, Any]]:
+    """The parameters of `sql.INSERT_BLOB` for each of a session's `blobs`."""
+    return [
+        {"session_id": session_id, "digest": digest, "media_type": blob.media_type, "data": blob.data}
+        for digest, blob in blobs.items()
+    ]

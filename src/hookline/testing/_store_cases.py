@@ -85,7 +85,8 @@ _INVALID_EVENTS: list[tuple[Event | dict[str, Any], str]] = [
     (Event(author="", role="user", parts=[TextPart(text="hi")]), "author"),
     (Event(author="user", role="user", partial=True), "partial"),
     (Event(author="user", role="user", metadata={"when": object()}), "metadata"),
-    ({"author": "user", "role": "user", "parts": [{"type": "image", "url": "x"}]}, "parts.0"),
+    ({"author": "user", "role": "user", "parts": [{"type": "video", "url": "x"}]}, "parts.0"),
+    ({"author": "user", "role": "user", "parts": [{"type": "image"}]}, "parts.0.image"),
     ({"author": "user", "role": "robot"}, "role"),
 ]
 
@@ -328,7 +329,7 @@ class StoredCases:
     @pytest.mark.parametrize(
         ("event", "field"),
         _INVALID_EVENTS,
-        ids=["delta", "no-role", "no-author", "partial", "metadata", "unknown-part", "bad-role"],
+        ids=["delta", "no-role", "no-author", "partial", "metadata", "unknown-part", "sourceless-image", "bad-role"],
     )
     async def test_an_invalid_event_names_the_field(self, store: SessionStore, event: Any, field: str) -> None:
         """An event the log cannot hold raises `InvalidEvent` (a `ValueError`) naming its field."""

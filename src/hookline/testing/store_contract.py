@@ -4,8 +4,10 @@ hookline's three stores (in memory, SQLite, PostgreSQL) run this same suite, so 
 of your own that passes it behaves as they do: `seq` assigned without gaps, the views,
 prepared parts merged into their author's next event, copies handed out, the errors
 (`SessionNotFound`, `SessionExists`, `InvalidEvent`, `SessionBusy`), NUL kept and lone
-surrogates replaced, one run at a time per session, and the agent running, pausing and
-resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
+surrogates replaced, the bytes of images and files kept once per session (`load_blobs`;
+a store that keeps them in the log instead passes too: a part may come back with its
+`data` where ours come back with `blob`), one run at a time per session, and the agent
+running, pausing and resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
 a pytest module and say how to make your store:
 
 ```python
@@ -46,13 +48,14 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise ImportError("hookline.testing.store_contract runs under pytest: pip install pytest") from exc
 
 from hookline.sessions import SessionStore
+from hookline.testing._store_blob_cases import BlobCases
 from hookline.testing._store_cases import StoredCases, texts, user_edit, user_says
 from hookline.testing._store_run_cases import RunCases
 
 __all__ = ["SessionStoreContract"]
 
 
-class SessionStoreContract(StoredCases, RunCases):
+class SessionStoreContract(StoredCases, BlobCases, RunCases):
     """The contract of `SessionStore`, as pytest test cases: subclass it and define `create_store()`.
 
     Not collected itself (its name does not start with `Test`); a subclass named
