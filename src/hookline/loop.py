@@ -255,7 +255,7 @@ class Run:
                 session = await store.get(sid, user=self.session.user, with_events=False)
         self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await store.events(sid, view="prompt")
-        await load_media(store, sid, prompt)  # the bytes of images and files the log names
+        prompt = await load_media(store, sid, prompt)  # the bytes of images and files the log names
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
         if self._unanswered:  # a paused or crashed turn: read what happened after its calls
@@ -314,7 +314,7 @@ class Run:
         self.recorder.add(Event.from_message(prompt, "user"))
         if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
-            await load_media(self.session.store, self.session.session_id, stored)
+            stored = await load_media(self.session.store, self.session.session_id, stored)
             prompt = user_actions_as_text(stored[-1].to_message()) if stored else prompt
         self._append(prompt, author=None)
 

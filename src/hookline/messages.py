@@ -109,7 +109,7 @@ class _MediaPart(_Part):
     """"image" or "file"."""
     media_type: str | None = None
     """The MIME type, such as "image/png" or "application/pdf"; required with `data`."""
-    data: bytes | None = None
+    data: bytes | None = Field(default=None, repr=False)
     """The content itself; None for a URL, or for a part read back from a store (see `blob`)."""
     url: str | None = None
     """Where the provider fetches the content (http(s), or a `data:` URL)."""

@@ -58,23 +58,25 @@ def _attach(messages: list[Message], documents: tuple[DocumentPart, ...]) -> Non
     messages.append(Message.from_valid_parts("user", documents))
 
 
-async def load_media(store: SessionStore, session_id: str, events: list[Event]) -> None:
-    """Give the media parts of `events`, read from `store`, their bytes again (in place).
+async def load_media(store: SessionStore, session_id: str, events: list[Event]) -> list[Event]:
+    """`events`, read from `store`, with the bytes of their media parts loaded again.
+
+    Events without such parts are given back as they are; the others are copies, so an
+    event already handed to a stream keeps its parts as stored (`blob`, no bytes).
 
     Raises:
         StoreError: The log names bytes the store does not hold.
     """
     wanted = {part.blob for event in events for part in _media_of(event.parts) if part.data is None and part.blob}
     if not wanted:
-        return
+        return events
     blobs = await store.load_blobs(session_id, wanted)
     missing = wanted - blobs.keys()
     if missing:
         raise StoreError(f"the log of session {session_id!r} names {len(missing)} stored image(s) or file(s) "
                          f"its store does not hold (first: {min(missing)}): their blob rows were deleted")
-    for event in events:
-        if any(isinstance(part, (*_MEDIA, ToolResultPart)) for part in event.parts):
-            event.parts = [_loaded(part, blobs) for part in event.parts]
+    return [event.model_copy(update={"parts": [_loaded(part, blobs) for part in event.parts]})
+            if _media_of(event.parts) else event for event in events]
 
 
 def _media_of(parts: Sequence[Part]) -> list[ImagePart | FilePart]:

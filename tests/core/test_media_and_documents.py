@@ -164,3 +164,20 @@ async def test_a_log_naming_bytes_its_store_lost_fails_the_run_with_what_happene
         await agent.prompt("And its colour?").session("s")
     assert hashlib.sha256(PIXEL).hexdigest() in str(failed.value)
     await store.aclose()
+
+
+async def test_the_streamed_prompt_names_its_stored_image_by_digest_and_the_model_gets_the_bytes(
+        tmp_path: Path) -> None:
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    seen = Recording()
+    request = Agent(model=seen.model, session_store=store).prompt(["What is this?", ImagePart(media_type="image/png",
+                                                                                              data=PIXEL)])
+    streamed = [event async for event in request.session("s").stream()]
+    prompt = next(e for e in streamed if e.kind == "message" and e.role == "user")
+    image = prompt.parts[1]
+    assert isinstance(image, ImagePart)
+    assert (image.data, image.blob) == (None, hashlib.sha256(PIXEL).hexdigest())
+    sent = seen.requests[0].messages[0].parts[1]
+    assert isinstance(sent, ImagePart)
+    assert sent.data == PIXEL
+    await store.aclose()

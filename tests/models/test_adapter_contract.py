@@ -1,7 +1,9 @@
 """The two wire adapters run the public model contract (`hookline.testing.model_contract`).
 
-What only one provider's wire format shows (the bodies sent, its error types and stop
-reasons) is tested in test_openai.py and test_anthropic.py.
+Each gives the media cases its wire shapes (`wire_text_message`, `wire_media`,
+`wire_attachments_of`). What only one provider's wire format shows (the bodies sent, its
+error types and stop reasons) is tested in test_openai.py, test_anthropic.py and the
+test_*_media.py files.
 """
 
 from __future__ import annotations
@@ -9,13 +11,20 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from hookline.messages import FilePart, ImagePart
 from hookline.models import Model
 from hookline.models.anthropic import AnthropicModel
 from hookline.models.openai import OpenAIModel
 from hookline.retry import RetryPolicy
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer, ScriptedServer
 from hookline.testing.model_contract import ModelContract
+from hookline.types import JSONObject
+
+
+def data_url(part: ImagePart | FilePart) -> str:
+    return f"data:{part.media_type};base64,{part.base64()}"
 
 
 class TestOpenAIModel(ModelContract):
@@ -31,6 +40,20 @@ class TestOpenAIModel(ModelContract):
     def create_model(self, base_url: str, retry: RetryPolicy) -> Model:
         return OpenAIModel("gpt-4o-mini", base_url=base_url, api_key="test-key", retry=retry)
 
+    def wire_text_message(self, text: str) -> JSONObject:
+        return {"role": "user", "content": text}
+
+    def wire_media(self, part: ImagePart | FilePart) -> JSONObject:
+        if isinstance(part, ImagePart):
+            return {"type": "image_url", "image_url": {"url": part.url or data_url(part)}}
+        return {"type": "file", "file": {"filename": part.name, "file_data": data_url(part)}}
+
+    def wire_attachments_of(self, body: JSONObject, call_id: str) -> Any:
+        # Tool messages carry text only: the attachments come in the user message after them.
+        messages = body["messages"]
+        answered = max(i for i, message in enumerate(messages) if message.get("tool_call_id") == call_id)
+        return messages[answered + 1]
+
 
 class TestAnthropicModel(ModelContract):
     wrong_shapes = (
@@ -44,6 +67,23 @@ class TestAnthropicModel(ModelContract):
 
     def create_model(self, base_url: str, retry: RetryPolicy) -> Model:
         return AnthropicModel("claude-haiku-4-5", base_url=base_url, api_key="test-key", retry=retry)
+
+    def wire_text_message(self, text: str) -> JSONObject:
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+    def wire_media(self, part: ImagePart | FilePart) -> JSONObject:
+        if part.url is not None:
+            return {"type": "image", "source": {"type": "url", "url": part.url}}
+        source = {"type": "base64", "media_type": part.media_type, "data": part.base64()}
+        if isinstance(part, ImagePart):
+            return {"type": "image", "source": source}
+        return {"type": "document", "source": source, "title": part.name}
+
+    def wire_attachments_of(self, body: JSONObject, call_id: str) -> Any:
+        # Inside the tool_result block, after its text.
+        turns = body["messages"]
+        return next(block for turn in turns for block in turn["content"]
+                    if block.get("type") == "tool_result" and block["tool_use_id"] == call_id)["content"]
 
 
 NO_RETRIES = '''

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
 from hookline import Agent, ModelSettings, ReasoningPart, StatusOptions, tool
 from hookline.errors import ConfigError, ModelError
-from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import DocumentPart, FilePart, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import Model, ModelRequest, ModelResponse, ToolSpec, resolve_model
 from hookline.models.openai_responses import REASONING_PROVIDER, OpenAIResponsesModel
 from hookline.retry import RetryPolicy
 from hookline.testing import FakeOpenAIServer, Reply, ScriptedServer
 from hookline.testing.model_contract import ModelContract
+from hookline.types import JSONObject
 
 pytestmark = pytest.mark.anyio
 
@@ -46,6 +48,20 @@ class TestOpenAIResponsesModel(ModelContract):
 
     def create_model(self, base_url: str, retry: RetryPolicy) -> Model:
         return OpenAIResponsesModel("gpt-5-mini", base_url=base_url, api_key="test-key", retry=retry)
+
+    def wire_text_message(self, text: str) -> JSONObject:
+        return {"type": "message", "role": "user", "content": text}
+
+    def wire_media(self, part: ImagePart | FilePart) -> JSONObject:
+        url = part.url or f"data:{part.media_type};base64,{part.base64()}"
+        if isinstance(part, ImagePart):
+            return {"type": "input_image", "image_url": url, "detail": "auto"}
+        return {"type": "input_file", "filename": part.name, "file_data": url}
+
+    def wire_attachments_of(self, body: JSONObject, call_id: str) -> Any:
+        # The function call's output itself: a list of input parts.
+        return next(item["output"] for item in body["input"]
+                    if item.get("type") == "function_call_output" and item["call_id"] == call_id)
 
 
 @pytest.fixture

@@ -352,7 +352,7 @@ async def test_resume_rejects_bad_bodies(client: httpx.AsyncClient, body: object
 
 @pytest.fixture
 async def small_client(make_server: Callable[..., LiveServer]) -> AsyncIterator[httpx.AsyncClient]:
-    server = make_server(max_body_bytes=1000)
+    server = make_server(max_body_bytes=1000, max_media_body_bytes=1000)
     async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
         yield http
 

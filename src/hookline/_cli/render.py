@@ -17,7 +17,17 @@ from rich.table import Table
 from rich.text import Text
 
 from hookline.events import Event
-from hookline.messages import DocumentPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import (
+    DocumentPart,
+    FilePart,
+    ImagePart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from hookline.models._render import describe_media
 from hookline.sessions import Session
 from hookline.status import describe_call
 
@@ -90,7 +100,12 @@ def _part_line(part: Part) -> Text:
         return Text.assemble(("→ ", "yellow"), shown, (f"  [{part.id}]", "dim"))
     if isinstance(part, ToolResultPart):
         style = "red" if part.is_error else ""
-        return Text.assemble(("← ", "yellow"), (f"{part.name or part.call_id}: ", "bold"), (part.content, style))
+        line = Text.assemble(("← ", "yellow"), (f"{part.name or part.call_id}: ", "bold"), (part.content, style))
+        for media in part.attachments:
+            line.append(f" [{describe_media(media)}]", style="dim")
+        return line
+    if isinstance(part, ImagePart | FilePart):
+        return Text(f"[{describe_media(part)}]", style="dim")
     if isinstance(part, ReasoningPart):
         return Text.assemble(("thinking: ", "dim"), (part.text or "(hidden)", "dim italic"))
     assert isinstance(part, DocumentPart)

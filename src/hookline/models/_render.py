@@ -1,23 +1,52 @@
-"""What every provider adapter renders the same way: documents, user actions, call ids.
+"""What every provider adapter renders the same way: documents, user actions, media, call ids.
 
 Providers differ in how they carry tool calls, but not in how hookline turns the parts
 they have no slot for into text: all `DocumentPart`s of one message become one block
 (with their titles), and a tool call the *user* made (a recorded action, such as a file
 edit) becomes a sentence inside the user message, never a provider tool id that the
 provider would reject as an orphan.
+
+Images and files (`ImagePart`, `FilePart`) keep their place among those blocks
+(`content_blocks`) for the adapter to render in its provider's shape; where a message
+cannot carry them (a system or assistant message, a text-only model) each becomes a short
+placeholder naming it (`media_placeholder`). A part an adapter cannot send raises
+`MediaRefused`, which `media_errors` turns into a `ModelError` naming the provider.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import mimetypes
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import cast
 
-from hookline.messages import DocumentPart, Part, TextPart, ToolCallPart, ToolResultPart
+from hookline.errors import ModelError
+from hookline.messages import DocumentPart, FilePart, ImagePart, Part, TextPart, ToolCallPart, ToolResultPart
 from hookline.types import JSONObject
 
-__all__ = ["arguments_json", "documents_block", "new_call_id", "parse_arguments", "text_blocks", "user_action"]
+__all__ = [
+    "MediaRefused",
+    "arguments_json",
+    "attachments_intro",
+    "content_blocks",
+    "describe_media",
+    "documents_block",
+    "file_name",
+    "file_text",
+    "loaded",
+    "media_errors",
+    "media_placeholder",
+    "new_call_id",
+    "parse_arguments",
+    "text_blocks",
+    "user_action",
+]
+
+Media = ImagePart | FilePart
+"""An image or a file part."""
 
 
 def new_call_id() -> str:
@@ -69,17 +98,33 @@ def _orphan_result(result: ToolResultPart) -> str:
     return f"A call to {name} (id {result.call_id}) {outcome}: {result.content}"
 
 
-def text_blocks(parts: Sequence[Part]) -> list[str]:
+def text_blocks(parts: Sequence[Part], media: Callable[[Media], str] | None = None) -> list[str]:
     """Render the parts of a message as text blocks, in order, with no tool ids.
 
     Consecutive text parts form one block; all documents form one block where the
     first of them stands; a tool call with its result (from the same parts) forms one
-    sentence. Empty blocks are left out.
+    sentence; an image or a file becomes the text `media` gives it (default: a
+    placeholder saying it was left out). Empty blocks are left out.
     """
+    return cast("list[str]", _blocks(parts, media or _left_out))
+
+
+def content_blocks(parts: Sequence[Part]) -> list[str | Media]:
+    """Render the parts of a message as `text_blocks` does, keeping each image and file, in its place, as itself."""
+    return _blocks(parts, _itself)
+
+
+def _itself(part: Media) -> Media:
+    return part
+
+
+def _blocks(parts: Sequence[Part], media: Callable[[Media], str | Media]) -> list[str | Media]:
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
+        return [parts[0].text] if parts[0].text else []
     documents = [part for part in parts if isinstance(part, DocumentPart)]
     results = {part.call_id: part for part in parts if isinstance(part, ToolResultPart)}
     called = {part.id for part in parts if isinstance(part, ToolCallPart)}
-    blocks: list[str] = []
+    blocks: list[str | Media] = []
     for is_text, group in itertools.groupby(parts, key=lambda part: isinstance(part, TextPart)):
         if is_text:
             blocks.append("".join(part.text for part in group if isinstance(part, TextPart)))
@@ -91,4 +136,101 @@ def text_blocks(parts: Sequence[Part]) -> list[str]:
                 blocks.append(user_action(part, results.get(part.id)))
             elif isinstance(part, ToolResultPart) and part.call_id not in called:
                 blocks.append(_orphan_result(part))
+            elif isinstance(part, ImagePart | FilePart):
+                blocks.append(media(part))
     return [block for block in blocks if block]
+
+
+# --- images and files --------------------------------------------------------------------
+
+
+class MediaRefused(ValueError):
+    """An image or file an adapter cannot send: its provider takes no such part, or its bytes are not loaded."""
+
+
+@contextmanager
+def media_errors(provider: str) -> Iterator[None]:
+    """Raise a `MediaRefused` met while rendering a request as `provider`'s `ModelError` (status 400: not retried)."""
+    try:
+        yield
+    except MediaRefused as exc:
+        raise ModelError(f"{provider} cannot be sent this request: {exc}", status_code=400, provider=provider) from exc
+
+
+def loaded(part: Media) -> Media:
+    """`part` itself, once it is sure to hold its bytes or a URL.
+
+    Raises:
+        MediaRefused: The part was read back from a store and its bytes were not loaded.
+    """
+    if not part.loaded:
+        raise MediaRefused(
+            f"the {describe_media(part)} holds no bytes: the loop loads a stored part's bytes "
+            "(SessionStore.load_blobs) before it calls the model; a request built by hand from parts read "
+            "back from a store must load them first"
+        )
+    return part
+
+
+def describe_media(part: Media) -> str:
+    """Name a part without its bytes: `image image/png, 12 KB`, `file "a.pdf" application/pdf at https://...`."""
+    pieces = ["image" if isinstance(part, ImagePart) else "file"]
+    if isinstance(part, FilePart) and part.name:
+        pieces.append(json.dumps(part.name, ensure_ascii=False))
+    if part.media_type:
+        pieces.append(part.media_type)
+    label = " ".join(pieces)
+    if part.data is not None:
+        return f"{label}, {_size(len(part.data))}"
+    if part.url is not None and part.url.startswith("data:"):
+        return f"{label}, a data URL of {_size(len(part.url))}"
+    if part.url is not None:
+        return f"{label} at {part.url}"
+    return f"{label}, stored blob {str(part.blob)[:12]}"
+
+
+def media_placeholder(part: Media, reason: str | None = None) -> str:
+    """The text standing in for a part a model is not sent: `[image image/png, 12 KB: this model cannot see images]`.
+
+    Args:
+        part: The image or file.
+        reason: Why it is not sent; default: the model cannot see images (or read files).
+    """
+    if reason is None:
+        reason = "this model cannot see images" if isinstance(part, ImagePart) else "this model cannot read files"
+    return f"[{describe_media(part)}: {reason}]"
+
+
+def attachments_intro(result: ToolResultPart) -> str:
+    """The text introducing a tool result's attachments where they travel apart from it."""
+    tool = f" ({result.name})" if result.name else ""
+    return f"Attachments of the result of call {result.call_id}{tool}:"
+
+
+def file_name(part: FilePart) -> str:
+    """The file's name, or one made from its media type (`file.pdf`) for providers that want a name."""
+    if part.name:
+        return part.name
+    return "file" + (mimetypes.guess_extension(part.media_type or "") or "")
+
+
+def file_text(part: FilePart) -> str | None:
+    """The text of a `text/*` file with its bytes (read as UTF-8), else None."""
+    if part.data is None or not (part.media_type or "").startswith("text/"):
+        return None
+    return part.data.decode("utf-8", errors="replace")
+
+
+def _left_out(part: Media) -> str:
+    return media_placeholder(part, "left out: only user messages and tool results carry images and files")
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} bytes"
+    value, unit = count / 1024, "KB"
+    for bigger in ("MB", "GB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"

@@ -25,7 +25,8 @@ from typing import Any, cast
 import httpx2
 
 from hookline.errors import ConfigError, ModelError
-from hookline.messages import Message, ReasoningPart, ToolCallPart, ToolResultPart
+from hookline.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from hookline.models._anthropic_media import media_block
 from hookline.models._anthropic_settings import DEFAULT_MAX_TOKENS, REASONING_PROVIDER, THINKING_BUDGETS, map_settings
 from hookline.models._clients import LoopClients
 from hookline.models._errors import (
@@ -41,7 +42,7 @@ from hookline.models._errors import (
     status_error,
     timeout_error,
 )
-from hookline.models._render import new_call_id, parse_arguments, text_blocks
+from hookline.models._render import content_blocks, media_errors, new_call_id, parse_arguments, text_blocks
 from hookline.models._settings import TOOL_ONLY
 from hookline.models._streaming import streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
@@ -164,7 +165,8 @@ class AnthropicModel(Model):
         body: JSONObject = {**self.settings, **request.settings}
         headers, extra = map_settings(body, request.model_settings, bool(request.tools))
         max_tokens = int(body.pop("max_tokens", DEFAULT_MAX_TOKENS))
-        system, messages = _convert(request.messages)
+        with media_errors(self.provider):
+            system, messages = _convert(request.messages)
         if system:
             body["system"] = system
         if request.tools:
@@ -224,7 +226,16 @@ def _text(blocks: list[str]) -> list[JSONObject]:
 
 
 def _user_blocks(message: Message) -> tuple[str, list[JSONObject]]:
-    return "user", _text(text_blocks(message.parts))
+    return "user", _content(message.parts)
+
+
+def _content(parts: Sequence[Part]) -> list[JSONObject]:
+    """A user turn's blocks: text, and the images and files in their places."""
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
+        text = parts[0].text
+        return [{"type": "text", "text": text}] if text else []
+    return [{"type": "text", "text": block} if isinstance(block, str) else media_block(block)
+            for block in content_blocks(parts)]
 
 
 def _assistant_blocks(message: Message) -> tuple[str, list[JSONObject]]:
@@ -263,11 +274,22 @@ def _input_of(call: ToolCallPart) -> JSONObject:
 
 def _tool_blocks(message: Message) -> tuple[str, list[JSONObject]]:
     blocks: list[JSONObject] = [
-        {"type": "tool_result", "tool_use_id": result.call_id, "content": result.content, "is_error": result.is_error}
+        {"type": "tool_result", "tool_use_id": result.call_id, "content": _result_content(result),
+         "is_error": result.is_error}
         for result in message.tool_results
     ]
-    blocks.extend(_text(text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])))
+    rest = [part for part in message.parts if not isinstance(part, ToolResultPart)]
+    if rest:
+        blocks.extend(_content(rest))
     return "user", blocks
+
+
+def _result_content(result: ToolResultPart) -> str | list[JSONObject]:
+    """A result's content: its text, or with attachments, a text block and its images and files."""
+    if not result.attachments:
+        return result.content
+    text = [{"type": "text", "text": result.content}] if result.content else []
+    return text + [media_block(part) for part in result.attachments]
 
 
 _BLOCKS: dict[str, Callable[[Message], tuple[str, list[JSONObject]]]] = {

@@ -17,7 +17,9 @@ answer branch, or both:
   again, another tool or the same one: add(7, 8), then add(15, 8), add(23, 8)...).
 
 The conversation goes through the model's own chat template with tool calls written as the
-JSON the grammar produces and tool results as plain text, so any chat GGUF works. Where a
+JSON the grammar produces and tool results as plain text, so any chat GGUF works. The model
+reads text only: an image or a file (in a prompt, or attached to a tool result) becomes a
+short placeholder naming it, `[image image/png, 12 KB: this model cannot see images]`. Where a
 turn goes wrong, the model answers instead: a call cut off at `max_tokens`, or one already
 made since the user's message (possible when `tool_choice` forces calls), is replaced by a
 forced answer; an empty answer is generated again under the grammar, which forbids it.
@@ -43,7 +45,7 @@ from typing import Any, Protocol
 from hookline.errors import ConfigError, ModelError
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models._grammar import build_grammar, compile_grammar
-from hookline.models._render import new_call_id, text_blocks
+from hookline.models._render import media_placeholder, new_call_id, text_blocks
 from hookline.models._settings import left_out, usable
 from hookline.models.base import Model, ModelRequest, ModelResponse, ToolSpec
 from hookline.types import JSONObject
@@ -370,11 +372,14 @@ def _blocks(message: Message, names: Mapping[str, str]) -> list[str]:
         calls = [json.dumps({"name": c.name, "arguments": c.arguments}) for c in message.tool_calls]
         return [block for block in (message.text, *calls) if block]
     if message.role != "tool":
-        return text_blocks(message.parts)
-    blocks = text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])
+        return text_blocks(message.parts, media_placeholder)
+    blocks = text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)], media_placeholder)
     for result in message.tool_results:
         outcome = "Error from" if result.is_error else "Result of"
-        blocks.append(f"{outcome} {result.name or names.get(result.call_id, 'the tool')}: {result.content}")
+        said = f"{outcome} {result.name or names.get(result.call_id, 'the tool')}: {result.content}"
+        if result.attachments:
+            said = " ".join([said.rstrip(), *map(media_placeholder, result.attachments)])
+        blocks.append(said)
     return blocks
 
 

@@ -10,6 +10,7 @@ are hookline's own types.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,7 @@ import httpx
 import httpx2
 
 from hookline.errors import ConfigError
-from hookline.messages import Message, ToolCallPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
 from hookline.models._errors import converted, garbled, malformed, missing_sdk
 from hookline.models._openai_shared import (
     ERRORS,
@@ -33,7 +34,20 @@ from hookline.models._openai_shared import (
     schema_name,
     strict_ok,
 )
-from hookline.models._render import arguments_json, new_call_id, parse_arguments, text_blocks
+from hookline.models._render import (
+    MediaRefused,
+    arguments_json,
+    attachments_intro,
+    content_blocks,
+    describe_media,
+    file_name,
+    file_text,
+    loaded,
+    media_errors,
+    new_call_id,
+    parse_arguments,
+    text_blocks,
+)
 from hookline.models._settings import TOOL_ONLY, usable
 from hookline.models._streaming import streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
@@ -148,7 +162,8 @@ class OpenAIModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""
-        messages = _messages(request.messages)
+        with media_errors(self.provider):
+            messages = _messages(request.messages)
         body, headers = self._body(request, stream=False)
 
         async def attempt() -> ModelResponse:
@@ -166,7 +181,8 @@ class OpenAIModel(Model):
         A stream that fails or ends before its `finish_reason` (the connection dropped) is
         retried whole under `self.retry`; text already yielded is not yielded again.
         """
-        messages = _messages(request.messages)
+        with media_errors(self.provider):
+            messages = _messages(request.messages)
         body, headers = self._body(request, stream=True)
 
         async def open_stream() -> openai.AsyncStream[ChatCompletionChunk]:
@@ -221,12 +237,55 @@ def _tool_choice(choice: str) -> JSONObject | str:
 
 
 def _messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
-    entries = [entry for message in messages for entry in _CONVERTERS[message.role](message)]
+    entries: list[JSONObject] = []
+    attached: list[JSONObject] = []  # tool results' images and files, sent once the tool messages end
+    for message in messages:
+        if message.role == "tool":
+            entries.extend(_tool_message(message, attached))
+            continue
+        if attached:
+            entries.append({"role": "user", "content": attached})
+            attached = []
+        entries.extend(_CONVERTERS[message.role](message))
+    if attached:
+        entries.append({"role": "user", "content": attached})
     return cast("list[ChatCompletionMessageParam]", entries)
 
 
 def _text_message(message: Message) -> list[JSONObject]:
     return [{"role": message.role, "content": "\n\n".join(text_blocks(message.parts))}]
+
+
+def _user_message(message: Message) -> list[JSONObject]:
+    return [{"role": "user", "content": _user_content(message.parts)}]
+
+
+def _user_content(parts: Sequence[Part]) -> str | list[JSONObject]:
+    """A user message's content: a string, or an array of content parts when it holds images or files."""
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
+        return parts[0].text
+    blocks = content_blocks(parts)
+    if all(type(block) is str for block in blocks):
+        return "\n\n".join(cast("list[str]", blocks))
+    return [_content_part(block) for block in blocks]
+
+
+def _content_part(block: str | ImagePart | FilePart) -> JSONObject:
+    if isinstance(block, str):
+        return {"type": "text", "text": block}
+    part = loaded(block)
+    if isinstance(part, ImagePart):
+        return {"type": "image_url", "image_url": {"url": part.data_url()}}
+    text = file_text(part)
+    if text is not None:  # Chat Completions reads PDFs only: a text file goes as its text
+        name = json.dumps(file_name(part), ensure_ascii=False)
+        return {"type": "text", "text": f"<file name={name}>\n{text}\n</file>"}
+    if part.data is None and not (part.url or "").startswith("data:"):
+        raise MediaRefused(
+            f"Chat Completions cannot fetch a file by URL ({describe_media(part)}): give the file's bytes "
+            "(FilePart(data=..., media_type=...)), or use OpenAIResponsesModel, which takes file URLs"
+        )
+    return {"type": "file", "file": {"filename": file_name(part), "file_data": part.data_url()}}
 
 
 def _assistant_message(message: Message) -> list[JSONObject]:
@@ -242,22 +301,25 @@ def _call_json(call: ToolCallPart) -> JSONObject:
     return {"id": call.id, "type": "function", "function": function}
 
 
-def _tool_message(message: Message) -> list[JSONObject]:
-    entries: list[JSONObject] = [
-        {"role": "tool", "tool_call_id": result.call_id, "content": result_content(result)}
-        for result in message.tool_results
-    ]
-    rest = text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])
-    if rest:
-        entries.append({"role": "user", "content": "\n\n".join(rest)})
+def _tool_message(message: Message, attached: list[JSONObject]) -> list[JSONObject]:
+    """The tool messages of `message`'s results; their attachments go to `attached` (tool messages carry text only)."""
+    entries: list[JSONObject] = []
+    for result in message.tool_results:
+        entries.append({"role": "tool", "tool_call_id": result.call_id, "content": result_content(result)})
+        if result.attachments:
+            attached.append({"type": "text", "text": attachments_intro(result)})
+            attached.extend(_content_part(part) for part in result.attachments)
+    rest = [part for part in message.parts if not isinstance(part, ToolResultPart)]
+    content = _user_content(rest) if rest else ""
+    if content:
+        entries.append({"role": "user", "content": content})
     return entries
 
 
 _CONVERTERS: dict[str, Callable[[Message], list[JSONObject]]] = {
     "system": _text_message,
-    "user": _text_message,
+    "user": _user_message,
     "assistant": _assistant_message,
-    "tool": _tool_message,
 }
 
 

@@ -27,7 +27,7 @@ import httpx
 import httpx2
 
 from hookline.errors import ModelError
-from hookline.messages import Message, ReasoningPart, ToolCallPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models._errors import converted, garbled, malformed, missing_sdk
 from hookline.models._openai_shared import (
     ERRORS,
@@ -37,7 +37,16 @@ from hookline.models._openai_shared import (
     schema_name,
     strict_ok,
 )
-from hookline.models._render import arguments_json, new_call_id, parse_arguments, text_blocks
+from hookline.models._render import (
+    arguments_json,
+    content_blocks,
+    file_name,
+    loaded,
+    media_errors,
+    new_call_id,
+    parse_arguments,
+    text_blocks,
+)
 from hookline.models._settings import TOOL_ONLY, left_out, usable
 from hookline.models._streaming import streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
@@ -144,7 +153,8 @@ class OpenAIResponsesModel(Model):
 
     def _body(self, request: ModelRequest) -> tuple[JSONObject, dict[str, str]]:
         """The request's parameters beside `model` and `stream`, and its extra HTTP headers."""
-        instructions, items = _input(request.messages)
+        with media_errors(self.provider):
+            instructions, items = _input(request.messages)
         body: JSONObject = {"store": False}
         if self.reasoning:
             body["include"] = [_ENCRYPTED]
@@ -222,8 +232,29 @@ def _input(messages: Sequence[Message]) -> tuple[str, list[JSONObject]]:
 
 
 def _user_items(message: Message) -> list[JSONObject]:
-    text = "\n\n".join(text_blocks(message.parts))
-    return [{"type": "message", "role": "user", "content": text}] if text else []
+    content = _user_content(message.parts)
+    return [{"type": "message", "role": "user", "content": content}] if content else []
+
+
+def _user_content(parts: Sequence[Part]) -> str | list[JSONObject]:
+    """A user message's content: a string, or an array of input parts when it holds images or files."""
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
+        return parts[0].text
+    blocks = content_blocks(parts)
+    if all(type(block) is str for block in blocks):
+        return "\n\n".join(cast("list[str]", blocks))
+    return [_input_part(block) for block in blocks]
+
+
+def _input_part(block: str | ImagePart | FilePart) -> JSONObject:
+    if isinstance(block, str):
+        return {"type": "input_text", "text": block}
+    part = loaded(block)
+    if isinstance(part, ImagePart):
+        return {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}
+    if part.data is None and part.url is not None and not part.url.startswith("data:"):
+        return {"type": "input_file", "file_url": part.url}
+    return {"type": "input_file", "filename": file_name(part), "file_data": part.data_url()}
 
 
 def _assistant_items(message: Message) -> list[JSONObject]:
@@ -261,13 +292,23 @@ def _reasoning_item(part: ReasoningPart) -> list[JSONObject]:
 
 def _tool_items(message: Message) -> list[JSONObject]:
     items: list[JSONObject] = [
-        {"type": "function_call_output", "call_id": result.call_id, "output": result_content(result)}
+        {"type": "function_call_output", "call_id": result.call_id, "output": _output(result)}
         for result in message.tool_results
     ]
-    rest = text_blocks([part for part in message.parts if not isinstance(part, ToolResultPart)])
-    if rest:
-        items.append({"type": "message", "role": "user", "content": "\n\n".join(rest)})
+    rest = [part for part in message.parts if not isinstance(part, ToolResultPart)]
+    content = _user_content(rest) if rest else ""
+    if content:
+        items.append({"type": "message", "role": "user", "content": content})
     return items
+
+
+def _output(result: ToolResultPart) -> str | list[JSONObject]:
+    """A result's output: its text, or with attachments, its text and its images and files as input parts."""
+    text = result_content(result)
+    if not result.attachments:
+        return text
+    parts = [_input_part(text)] if text else []
+    return parts + [_input_part(part) for part in result.attachments]
 
 
 _ITEMS: dict[str, Callable[[Message], list[JSONObject]]] = {

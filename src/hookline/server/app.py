@@ -3,8 +3,9 @@
 The pieces live beside it: `routes` (the API and the page), `auth` (tokens to users),
 `limits` (the body limit), `runs` (runs that outlive requests), `relay` (runs of other
 processes sharing a PostgreSQL store: live streams and cancel), `sse` (the stream encoder),
-`errors` (failures to answers), `audit` (approvals and failures noted in the log) and
-`inspect_routes` (the inspector's routes: titles, timelines, model calls, forks).
+`errors` (failures to answers), `audit` (approvals and failures noted in the log),
+`blob_routes` (a session's stored images and files) and `inspect_routes` (the
+inspector's routes: titles, timelines, model calls, forks).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from hookline import __version__
 from hookline.agent import Agent
 from hookline.server.auth import AuthMiddleware, tokens_from_env
+from hookline.server.blob_routes import blob_api
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
@@ -36,6 +38,7 @@ def create_app(
     *,
     tokens: Mapping[str, str] | None = None,
     max_body_bytes: int = 1_000_000,
+    max_media_body_bytes: int = 20_000_000,
     cors_origins: list[str] | None = None,
     shutdown_grace: float = 10.0,
 ) -> FastAPI:
@@ -49,7 +52,9 @@ def create_app(
         tokens: `{bearer token: user}`. None reads `HOOKLINE_TOKENS` / `HOOKLINE_TOKENS_FILE`
             (see `hookline.server.auth`); empty (or nothing configured): no tokens, every
             request is user `"default"`, so bind to loopback only.
-        max_body_bytes: Larger request bodies answer 413.
+        max_body_bytes: Larger request bodies answer 413 (but those of runs and prepared events).
+        max_media_body_bytes: The limit of the bodies that may carry images and files (base64):
+            `POST /v1/sessions/{id}/runs` and `/prepare`. Larger ones answer 413.
         cors_origins: Origins allowed to call the API from a browser; None: CORS is off.
         shutdown_grace: Seconds the app lets running runs finish when it shuts down; then it
             cancels them (each records "run cancelled") and waits as long again at most.
@@ -69,18 +74,20 @@ def create_app(
     app.state.titles = Titles()
     install_error_handlers(app)
     app.include_router(api)
+    app.include_router(blob_api)
     app.include_router(inspect_api)
     app.include_router(public)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, max_body_bytes, cors_origins)
+    limits = (max_body_bytes, max_media_body_bytes)
+    _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, limits, cors_origins)
     return app
 
 
 def _add_middleware(
-    app: FastAPI, tokens: Mapping[str, str], max_body_bytes: int, cors_origins: list[str] | None
+    app: FastAPI, tokens: Mapping[str, str], limits: tuple[int, int], cors_origins: list[str] | None
 ) -> None:
     # The last added runs first: CORS answers preflights, then the token check, then the body limit.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=limits[0], media_max_bytes=limits[1])
     app.add_middleware(AuthMiddleware, tokens=tokens)
     if cors_origins:
         app.add_middleware(

@@ -9,6 +9,8 @@ called on the edited conversation, and the source session is left as it was.
 Copied events get new ids, seqs and times; each keeps where it came from, and its
 original time, in `metadata["copied_from"]`. The fork's `State.data` is a copy of the
 source session's as it is now: the log does not record how the state changed over time.
+Images and files are copied with their bytes: the fork's log names them by digest as the
+source's does, and its store must hold them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hookline.conversation import conversation_problem, user_actions_as_text
 from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import Part, TextPart, ToolCallPart, ToolResultPart
+from hookline.prompt_view import load_media
 from hookline.server.inspect_schemas import ForkBody
 from hookline.sessions import Session, SessionStore
 
@@ -37,6 +40,7 @@ async def fork_session(store: SessionStore, source: Session, body: ForkBody, use
     """
     events = await store.events(source.id, view="all")
     log = forked_log(source.id, events, body, user)
+    await load_media(store, source.id, log)  # the fork's store keeps its own copy of the bytes
     fork = await store.create(app=source.app, user=user, session_id=body.id, state=dict(source.state))
     try:
         await store.append_events(fork.id, log)

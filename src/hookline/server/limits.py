@@ -1,5 +1,9 @@
 """The request body limit: a body larger than `max_bytes` answers 413 before any route runs.
 
+The routes that take images and files (a run's attachments, a prepared event's parts) have
+a limit of their own, `media_max_bytes`: base64 makes bytes a third larger, and a photo
+is megabytes where any other body is kilobytes. The 413 names the limit and its setting.
+
 A declared `Content-Length` over the limit is refused without reading a byte. A body sent
 without one (chunked) is read up to the limit; past it the rest is read and dropped (up to
 `drain` bytes more, so the client, still sending, can read the 413 rather than see the
@@ -8,12 +12,17 @@ connection reset), then refused. A body within the limit is handed on unchanged.
 
 from __future__ import annotations
 
+import re
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hookline.server.errors import error_response
 from hookline.server.schemas import ErrorBody
 
-__all__ = ["BodyLimitMiddleware"]
+__all__ = ["MEDIA_ROUTE", "BodyLimitMiddleware"]
+
+MEDIA_ROUTE = re.compile(r"^/v1/sessions/[^/]+/(runs|prepare)$")
+"""The paths whose POST bodies may carry images and files (limited by `media_max_bytes`)."""
 
 
 class BodyLimitMiddleware:
@@ -23,26 +32,31 @@ class BodyLimitMiddleware:
         app: The application to guard.
         max_bytes: The largest body accepted, in bytes.
         drain: How many bytes past the limit of a chunked body are read and dropped before the 413.
+        media_max_bytes: The largest body of a POST to a `MEDIA_ROUTE`; None: `max_bytes`.
 
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int, drain: int = 4_000_000) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, drain: int = 4_000_000, *, media_max_bytes: int | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.drain = drain
+        self.media_max_bytes = media_max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read the body of an HTTP request up to the limit, then call the application."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit, setting = self._limit_of(scope)
         declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if declared is not None:
             if not declared.strip().isdigit():
                 await self._refuse(scope, receive, send, 400, "the Content-Length header is not a number")
                 return
-            if int(declared) > self.max_bytes:
-                await self._refuse(scope, receive, send, 413, self._too_large())
+            if int(declared) > limit:
+                await self._refuse(scope, receive, send, 413, _too_large(limit, setting))
                 return
         body, messages = 0, []
         while True:
@@ -51,22 +65,29 @@ class BodyLimitMiddleware:
             if message["type"] != "http.request":
                 break
             body += len(message.get("body", b""))
-            if body > self.max_bytes:
+            if body > limit:
                 await _drain(receive, message, self.drain)
-                await self._refuse(scope, receive, send, 413, self._too_large())
+                await self._refuse(scope, receive, send, 413, _too_large(limit, setting))
                 return
             if not message.get("more_body", False):
                 break
         await self.app(scope, _replay(messages, receive), send)
 
-    def _too_large(self) -> str:
-        return f"the request body is larger than {self.max_bytes} bytes"
+    def _limit_of(self, scope: Scope) -> tuple[int, str]:
+        """The limit of this request's body, and the name of the setting that sets it."""
+        if self.media_max_bytes is not None and scope["method"] == "POST" and MEDIA_ROUTE.match(scope["path"]):
+            return self.media_max_bytes, "max_media_body_bytes"
+        return self.max_bytes, "max_body_bytes"
 
     @staticmethod
     async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
         code = "too_large" if status == 413 else "bad_request"
         response = error_response(ErrorBody(error=code, message=message), status, {"Connection": "close"})
         await response(scope, receive, send)
+
+
+def _too_large(limit: int, setting: str) -> str:
+    return f"the request body is larger than {limit} bytes, this server's limit ({setting}): send less"
 
 
 async def _drain(receive: Receive, message: Message, budget: int) -> None:

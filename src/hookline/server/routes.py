@@ -39,6 +39,7 @@ from hookline.resume import parse_approvals
 from hookline.server.audit import record_approvals
 from hookline.server.auth import current_user
 from hookline.server.errors import error_response, json_response
+from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Feed, Relay
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
@@ -195,17 +196,24 @@ async def prepare_event(context: Ctx, user: User, session_id: SessionId, event: 
     """Add an event's parts to its author's pending (partial) event; answer the partial event.
 
     The store fills `id`, `session_id`, `seq` and `created_at`; values sent for them are ignored.
+    An image or file part naming a `blob` (without `data`) the session does not hold answers 422.
     """
     await _owned(context, session_id, user)
     event = event.model_copy(update={"id": None, "session_id": None, "seq": None, "created_at": None})
-    return json_response(await context.store.prepare_event(session_id, event))
+    await check_held(context.store, session_id, event)
+    return json_response(event_without_stored_bytes(await context.store.prepare_event(session_id, event)))
 
 
 @api.post("/sessions/{session_id}/runs", response_model=RunResult, responses=_RUN_ANSWERS)
 async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBody, request: Request) -> Response:
-    """Run the agent on `prompt` in this session: SSE of its events, or its `RunResult` as JSON."""
+    """Run the agent on `prompt` in this session: SSE of its events, or its `RunResult` as JSON.
+
+    `attachments` (images, files: base64 `data` or a `url`) join the prompt's message and
+    its log entry; `documents` reach the model for this run only and are never stored.
+    """
     await _owned(context, session_id, user)
-    run = prompt_request(context.agent, context.store, session_id, user, body.prompt)
+    prompt = body.message() if body.attachments else body.prompt
+    run = prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
     return await _answer_run(context, session_id, run, request)
 
 
@@ -235,7 +243,7 @@ async def _answer_run(
     channel = context.runs.start(session_id, run)
     if wants_sse(request):
         return await _stream_run(channel, lead)
-    return json_response(await channel.outcome())
+    return json_response(without_stored_bytes(await channel.outcome()))
 
 
 async def _stream_run(channel: RunChannel, lead: Sequence[Event]) -> Response:

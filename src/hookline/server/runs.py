@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
 from hookline.events import Event
+from hookline.messages import DocumentPart, Message
 from hookline.resume import Approval
 from hookline.server.errors import error_body
 from hookline.sessions import SessionStore
@@ -259,9 +260,20 @@ def failure_event(exc: BaseException, author: str) -> Event:
                         http_status=status)
 
 
-def prompt_request(agent: Agent, store: SessionStore, session_id: str, user: str, prompt: str) -> PromptRequest:
-    """Build a run of `agent` on `prompt` in the session (a second run at once: `SessionBusy` at once)."""
-    return agent.prompt(prompt).session(session_id, user=user, store=store, wait=0.0, create=False)
+def prompt_request(
+    agent: Agent,
+    store: SessionStore,
+    session_id: str,
+    user: str,
+    prompt: str | Message,
+    documents: Sequence[DocumentPart] = (),
+) -> PromptRequest:
+    """Build a run of `agent` on `prompt` in the session (a second run at once: `SessionBusy` at once).
+
+    `documents` go to the model for this run only (`PromptRequest.documents`): never stored.
+    """
+    request = agent.prompt(prompt).session(session_id, user=user, store=store, wait=0.0, create=False)
+    return request.documents(*documents) if documents else request
 
 
 def resume_request(

@@ -4,24 +4,34 @@ Sessions, events and run results go on the wire as the library's own models (`Se
 `Event`, `RunResult`); this module holds only what the HTTP surface adds: request bodies,
 the error body and the health answer. Every request body forbids unknown keys, so a typo
 answers 422 instead of being silently ignored.
+
+A run's attachments carry their bytes (base64 `data`) or a `url`, never a `blob`: a digest
+names bytes a session already holds, and a request naming one would let a client point at
+bytes it never sent, so it answers 422 (send the bytes again; the store keeps them once).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import re
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from hookline._ids import SESSION_ID_PATTERN, session_id_problem
+from hookline.messages import DocumentPart, FilePart, ImagePart, Message, TextPart
 
 __all__ = [
     "MAX_SEQ",
     "SESSION_ID_PATTERN",
+    "Attachment",
     "CancelAccepted",
     "CreateSession",
     "ApprovalAnswer",
+    "DocumentBody",
     "ErrorBody",
+    "FileAttachment",
     "Health",
+    "ImageAttachment",
     "ResumeBody",
     "RunBody",
     "ValidationIssue",
@@ -31,6 +41,18 @@ MAX_SEQ = 2**62
 """The largest `after_seq` / `Last-Event-ID` accepted (every backend stores seq as a 64-bit int)."""
 
 _FORBID = ConfigDict(extra="forbid")
+
+
+def _unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("the text is not valid Unicode (it holds a lone surrogate): send UTF-8 text") from exc
+    return value
+
+
+_Text = Annotated[str, AfterValidator(_unicode)]
+"""Text that is valid Unicode: JSON's `\\ud800` escapes decode to lone surrogates no store or provider takes."""
 
 
 class CreateSession(BaseModel):
@@ -51,19 +73,125 @@ class CreateSession(BaseModel):
         return value
 
 
+_MIME = r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
+_URL = re.compile(r"^(https?://[^\s]+|data:[^\s]+)$", re.IGNORECASE)
+_NO_BLOB = ("`blob` is not taken in a request: send the bytes again as base64 `data` "
+            "(a session's stored blobs are read at GET /v1/sessions/{id}/blobs/{digest})")
+
+
+class _Attachment(BaseModel):
+    """What image and file attachments share: base64 `data` with its `media_type`, or a `url`."""
+
+    model_config = ConfigDict(extra="forbid", val_json_bytes="base64", ser_json_bytes="base64")
+    media_type: Annotated[str, Field(pattern=_MIME)] | None = None
+    """The MIME type, such as "image/png" or "application/pdf"; required with `data`."""
+    data: Annotated[bytes, Field(min_length=1)] | None = None
+    """The content, base64-encoded (standard or URL-safe alphabet)."""
+    url: Annotated[str, Field(max_length=8192)] | None = None
+    """Where the model's provider fetches the content instead: an http(s) or `data:` URL."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_blob(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "blob" in value:
+            raise ValueError(_NO_BLOB)
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        kind = getattr(self, "type", "media")
+        if (self.data is None) == (self.url is None):
+            raise ValueError(f"the {kind} attachment needs exactly one of `data` (base64, with `media_type`) or `url`")
+        if self.data is not None and self.media_type is None:
+            raise ValueError(f"the {kind} attachment's `data` needs its `media_type`, e.g. 'image/png'")
+        if self.url is not None and not _URL.match(self.url):
+            raise ValueError(f"the {kind} attachment's `url` must be an http(s) or data: URL")
+        return self
+
+
+class ImageAttachment(_Attachment):
+    """An image sent with the prompt."""
+
+    type: Literal["image"] = "image"
+    """Always "image"."""
+
+    @field_validator("media_type")
+    @classmethod
+    def _an_image(cls, value: str | None) -> str | None:
+        if value is not None and not value.lower().startswith("image/"):
+            raise ValueError(f"an image's media_type is image/..., not {value!r}: send other files as type 'file'")
+        return value
+
+    def part(self) -> ImagePart:
+        """The attachment as the library's part."""
+        return ImagePart(media_type=self.media_type, data=self.data, url=self.url)
+
+
+class FileAttachment(_Attachment):
+    """A file (a PDF, say) sent with the prompt."""
+
+    type: Literal["file"] = "file"
+    """Always "file"."""
+    name: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+    """The file's name, shown to the model where its provider takes one."""
+
+    def part(self) -> FilePart:
+        """The attachment as the library's part."""
+        return FilePart(media_type=self.media_type, data=self.data, url=self.url, name=self.name)
+
+
+Attachment = Annotated[ImageAttachment | FileAttachment, Field(discriminator="type")]
+"""An image or a file sent with a prompt, tagged by its `type`."""
+
+
+class DocumentBody(BaseModel):
+    """A document the model gets for one run only (never stored in the log)."""
+
+    model_config = _FORBID
+    title: Annotated[str, Field(min_length=1, max_length=1000)]
+    """A short title shown to the model with the document."""
+    text: _Text
+    """The document's text."""
+    source: _Text | None = None
+    """Where it came from (a path or URL), if known."""
+
+    @field_validator("title")
+    @classmethod
+    def _titled(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the document's title is blank: give it a short title")
+        return value
+
+    def part(self) -> DocumentPart:
+        """The document as the library's part."""
+        return DocumentPart(title=self.title, text=self.text, source=self.source)
+
+
 class RunBody(BaseModel):
     """The body of `POST /v1/sessions/{id}/runs`."""
 
     model_config = _FORBID
-    prompt: str = Field(min_length=1)
-    """The user's message; it must hold some non-blank text."""
+    prompt: _Text
+    """The user's message; it must hold some non-blank text unless `attachments` are given."""
+    attachments: list[Attachment] = Field(default_factory=list)
+    """Images and files sent with the prompt: stored in the log with it (bytes once per session)."""
+    documents: list[DocumentBody] = Field(default_factory=list)
+    """Documents the model gets for this run only: merged into one block before the prompt, never stored."""
 
-    @field_validator("prompt")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the prompt is blank: send the text the agent should answer")
-        return value
+    @model_validator(mode="after")
+    def _not_blank(self) -> Self:
+        if not self.prompt.strip() and not self.attachments:
+            raise ValueError("the prompt is blank: send the text the agent should answer (or attachments)")
+        return self
+
+    def message(self) -> Message:
+        """The prompt as the user's message: its text (if any), then its attachments."""
+        text = [TextPart(text=self.prompt)] if self.prompt.strip() else []
+        return Message(role="user", parts=[*text, *(a.part() for a in self.attachments)])
+
+    def document_parts(self) -> list[DocumentPart]:
+        """The run's documents as the library's parts."""
+        return [document.part() for document in self.documents]
 
 
 class ApprovalAnswer(BaseModel):

@@ -15,6 +15,7 @@ from fastapi import Request
 from starlette.responses import StreamingResponse
 
 from hookline.events import Event
+from hookline.server.media import event_without_stored_bytes
 from hookline.server.runs import Subscription
 
 __all__ = ["KEEPALIVE", "encode_event", "replay", "sse_response", "subscription_frames", "wants_sse"]
@@ -26,7 +27,11 @@ _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def encode_event(event: Event) -> bytes:
-    """Encode one event as an SSE frame: `id:` (its seq, if stored), `event:` (its kind), `data:` (its JSON)."""
+    """Encode one event as an SSE frame: `id:` (its seq, if stored), `event:` (its kind), `data:` (its JSON).
+
+    Images and files a store holds go by their `blob` alone (`media.event_without_stored_bytes`).
+    """
+    event = event_without_stored_bytes(event)
     head = f"id: {event.seq}\n" if event.seq is not None else ""
     return f"{head}event: {event.kind}\ndata: {event.model_dump_json()}\n\n".encode()
 

@@ -120,7 +120,9 @@ class ScriptedServer:
 
     Use a subclass (`FakeOpenAIServer`, `FakeAnthropicServer`) as a context manager.
     Each request takes the next scripted step; a request with nothing scripted gets a 500
-    whose body says so. `requests` keeps every request body received, in order.
+    whose body says so. A request the provider would refuse (content parts of the wrong
+    shape, an image where the API takes none) gets the provider's 400 naming the problem,
+    and takes no step. `requests` keeps every request body received, in order.
     """
 
     path: ClassVar[str] = "/"
@@ -382,6 +384,10 @@ class ScriptedServer:
     def _error_body(self, status: int, message: str) -> JSONObject:
         return {"error": {"message": message}}
 
+    def _refusal(self, body: JSONObject) -> str | None:
+        """Why the provider would refuse `body` (a 400), or None to answer it."""
+        return None
+
     def _frame(self, chunk: JSONObject) -> str:
         return f"data: {json.dumps(chunk)}"
 
@@ -417,9 +423,12 @@ class ScriptedServer:
             body = json.loads(raw)
         except ValueError:
             body = {"_raw": raw.decode("utf-8", "replace")}
+        problem = self._refusal(body)
         with self._lock:
             self.requests.append(body)
             self.request_headers.append(dict(request.headers))
+            if problem is not None:
+                return JSONResponse(self._error_body(400, problem), status_code=400)
             step = self._script.popleft() if self._script else None
             if step is None:
                 self.unscripted.append(body)

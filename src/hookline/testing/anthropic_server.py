@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from hookline.messages import ReasoningPart, ToolCallPart
 from hookline.testing._serve import Reply, ScriptedServer, pieces
+from hookline.testing._wire_checks import anthropic_problem
 from hookline.types import JSONObject
 
 __all__ = ["FakeAnthropicServer"]
@@ -52,6 +53,9 @@ class FakeAnthropicServer(ScriptedServer):
 
     def _error_body(self, status: int, message: str) -> JSONObject:
         return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
+
+    def _refusal(self, body: JSONObject) -> str | None:
+        return anthropic_problem(body)
 
     # The SDK skips events without a name, so the garbage comes under a name it reads.
     _garbage_frame: ClassVar[str] = "event: content_block_delta\ndata: {not json"

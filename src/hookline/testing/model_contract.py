@@ -23,8 +23,13 @@ The cases check what every adapter owes the loop, through hookline's own types: 
 tool calls with their ids and arguments (malformed ones kept raw), usage, streaming
 (text deltas, then exactly one `ResponseDone`), user-authored tool calls sent without
 their ids, retries of 429/5xx/timeouts/cut streams/garbled bodies through the adapter's
-`RetryPolicy`, and errors as `ModelError` naming the provider. What a provider's wire
-format looks like (field names, roles) is for your own tests beside it.
+`RetryPolicy`, errors as `ModelError` naming the provider, and images and files (in a
+prompt, or returned by a tool) sent once, with their media type. What a provider's wire
+format looks like (field names, roles) is for your own tests beside it, or for three
+hooks the media cases use when you define them: `wire_text_message(text)` and
+`wire_media(part)` return the JSON a text-only user message and an image or file become,
+and `wire_attachments_of(body, call_id)` the node of a request that carries a tool
+result's images. A provider that takes no images or files sets `media = False`.
 
 The cases run under pytest with anyio's plugin, on asyncio; each fake is checked with
 `assert_complete()` at the end. Importing this module needs pytest; `import hookline` and
@@ -48,6 +53,7 @@ from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, Too
 from hookline.models import Model, ModelRequest, ToolSpec
 from hookline.retry import RetryPolicy
 from hookline.testing._model_fault_cases import FaultCases, ask, collect
+from hookline.testing._model_media_cases import MediaCases
 from hookline.testing._serve import ScriptedServer
 
 __all__ = ["ModelContract"]
@@ -59,7 +65,7 @@ ADD = ToolSpec(
 )
 
 
-class ModelContract(FaultCases):
+class ModelContract(FaultCases, MediaCases):
     """The contract of a `Model` adapter, as pytest test cases: subclass it, define `create_server` and `create_model`.
 
     Not collected itself (its name does not start with `Test`); a subclass named

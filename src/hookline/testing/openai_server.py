@@ -21,6 +21,7 @@ from starlette.routing import Route
 from hookline.messages import ToolCallPart
 from hookline.testing._responses_wire import ENDING_EVENTS, response_events, response_json
 from hookline.testing._serve import Reply, ScriptedServer, pieces
+from hookline.testing._wire_checks import chat_problem, responses_problem
 from hookline.types import JSONObject
 
 __all__ = ["FakeOpenAIServer"]
@@ -79,6 +80,9 @@ class FakeOpenAIServer(ScriptedServer):
     def _error_body(self, status: int, message: str) -> JSONObject:
         error_type = _ERROR_TYPES.get(status, "server_error")
         return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
+
+    def _refusal(self, body: JSONObject) -> str | None:
+        return responses_problem(body) if _responses.get() else chat_problem(body)
 
     def _stream_end(self) -> list[str]:
         return [] if _responses.get() else ["data: [DONE]"]

@@ -2,7 +2,10 @@
 
 The shapes are those of `gen_ai.input.messages`, `gen_ai.output.messages`,
 `gen_ai.system_instructions` and `gen_ai.tool.definitions`; span attributes cannot hold
-structures yet, so each is a JSON string, as the conventions allow.
+structures yet, so each is a JSON string, as the conventions allow. An image or a file is
+shown as a `uri` part (its URL) or a `blob` part without its bytes: its media type, its
+size, and its SHA-256 once a store keeps it; a tool result's images and files are its
+`attachments`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,16 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from hookline.messages import DocumentPart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import (
+    DocumentPart,
+    FilePart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from hookline.models import ModelRequest, ModelResponse, ToolSpec
 
 __all__ = ["request_content", "response_content", "run_input", "run_output", "to_json"]
@@ -79,12 +91,35 @@ def _part(part: Any) -> dict[str, Any]:
     if isinstance(part, ToolCallPart):
         return {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
     if isinstance(part, ToolResultPart):
-        return {"type": "tool_call_response", "id": part.call_id, "response": part.content}
+        shown: dict[str, Any] = {"type": "tool_call_response", "id": part.call_id, "response": part.content}
+        if part.attachments:
+            shown["attachments"] = [_media(media) for media in part.attachments]
+        return shown
+    if isinstance(part, ImagePart | FilePart):
+        return _media(part)
     if isinstance(part, DocumentPart):
         return {"type": "document", "title": part.title, "content": part.text, "source": part.source}
     if isinstance(part, ReasoningPart):
         return {"type": "reasoning", "content": part.text}
     return {"type": str(getattr(part, "type", "unknown"))}
+
+
+def _media(part: ImagePart | FilePart) -> dict[str, Any]:
+    """An image or a file without its bytes: a `uri` part for a URL, else a `blob` part holding its size."""
+    major = (part.media_type or "").partition("/")[0]
+    modality = "image" if isinstance(part, ImagePart) else major if major in ("image", "audio", "video") else "document"
+    shown: dict[str, Any] = {"modality": modality, "mime_type": part.media_type}
+    if isinstance(part, FilePart) and part.name:
+        shown["name"] = part.name
+    if part.url is not None and not part.url.startswith("data:"):
+        return {"type": "uri", **shown, "uri": part.url}
+    if part.data is not None:
+        shown["size"] = len(part.data)
+    elif part.url is not None:
+        shown["size"] = len(part.url)  # a data: URL, its bytes in base64
+    if part.blob is not None:
+        shown["sha256"] = part.blob
+    return {"type": "blob", **shown}
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -51,21 +52,21 @@ def main() -> None:
             return await _progress(ctx, int(arguments["steps"]))
         if params.name == "crash":
             os._exit(3)
-        if params.name == "env":
-            return text(os.environ.get(str(arguments["name"]), "<unset>"))
-        if params.name == "cwd":
-            return text(os.getcwd())
-        if params.name == "picture":
-            report = types.BlobResourceContents(uri="file:///reports/r.pdf", mime_type="application/pdf", blob=REPORT)
-            return types.CallToolResult(content=[
-                types.TextContent(text="a red dot"),
-                types.ImageContent(data=PIXEL, mime_type="image/png"),
-                types.EmbeddedResource(resource=report),
-            ])
+        if params.name in PLAIN:
+            return PLAIN[params.name](arguments)
         raise ValueError(f"no tool {params.name}")
 
     server, _bus = new_server("tools", args, on_list_tools=list_tools, on_call_tool=call_tool)
     serve(server, args)
+
+
+def _picture(arguments: dict[str, Any]) -> types.CallToolResult:
+    report = types.BlobResourceContents(uri="file:///reports/r.pdf", mime_type="application/pdf", blob=REPORT)
+    return types.CallToolResult(content=[
+        types.TextContent(text="a red dot"),
+        types.ImageContent(data=PIXEL, mime_type="image/png"),
+        types.EmbeddedResource(resource=report),
+    ])
 
 
 async def _progress(ctx: Any, steps: int) -> types.CallToolResult:
@@ -75,6 +76,14 @@ async def _progress(ctx: Any, steps: int) -> types.CallToolResult:
                                        related_request_id=ctx.request_id)
     await ctx.session.send_log_message(level="debug", data="too chatty to show", related_request_id=ctx.request_id)
     return text(f"did {steps} steps")
+
+
+PLAIN: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
+    "env": lambda arguments: text(os.environ.get(str(arguments["name"]), "<unset>")),
+    "cwd": lambda arguments: text(os.getcwd()),
+    "picture": _picture,
+}
+"""The tools that answer at once, from their arguments alone."""
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 import { $, el } from "./js/dom.js";
 import { ApiError, NetworkError, api, apiJSON, auth, postJSON, readEvents, session } from "./js/api.js";
+import { Attachments } from "./js/attachments.js";
 import { Chat } from "./js/chat.js";
 import { Inspector } from "./js/inspector.js";
 import { SessionList } from "./js/sessions.js";
@@ -18,7 +19,8 @@ const PANEL_KEY = "hookline.inspector";
 
 const page = { sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, tab: "events" };
 
-const chat = new Chat({ decide, fork, openSession: (id) => select(id) });
+const chat = new Chat({ decide, fork, openSession: (id) => select(id), sessionId: () => page.sessionId });
+const attachments = new Attachments({ problem: (message) => problem(message) });
 const inspector = new Inspector();
 const timeline = new Timeline({ pick: (seq) => { showTab("events"); inspector.select(seq); } });
 const sessions = new SessionList({ select: (id) => select(id), deleted, problem: (m) => problem(m) });
@@ -200,19 +202,22 @@ async function loadSessions() {
 async function send() {
   const box = $("prompt");
   const text = box.value;
-  if (!text.trim()) return;
+  if (!text.trim() && !attachments.count) return;
   if (page.busy) {
     problem("A run is going on in this session; your message is kept. Send it once the run ends, or Stop the run.");
     return;
   }
   if (!page.sessionId && !(await createSession())) return;
   clearProblem();
-  const { error } = await runStream(`${session(page.sessionId)}/runs`, { prompt: text });
+  const sent = [...attachments.items];
+  const body = sent.length ? { prompt: text, attachments: attachments.payload() } : { prompt: text };
+  const { error } = await runStream(`${session(page.sessionId)}/runs`, body);
   if (error) {
     problem(`Not sent: ${reasonOf(error)} Your message is kept.`, send);
     return;
   }
   if (box.value === text) box.value = "";
+  attachments.drop(sent);
   if (!document.querySelector(".approval")) box.focus();
 }
 
@@ -337,6 +342,25 @@ function wire() {
   $("composer").addEventListener("submit", (event) => { event.preventDefault(); send(); });
   $("prompt").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); send(); }
+  });
+  $("attach").addEventListener("click", () => $("attach-input").click());
+  $("attach-input").addEventListener("change", async (event) => {
+    await attachments.add([...event.target.files]);
+    event.target.value = ""; // the same file can be picked again
+    $("prompt").focus();
+  });
+  $("prompt").addEventListener("paste", (event) => {
+    const files = [...(event.clipboardData?.files || [])];
+    if (!files.length) return;
+    if (!event.clipboardData.getData("text/plain")) event.preventDefault();
+    attachments.add(files);
+  });
+  $("composer").addEventListener("dragover", (event) => event.preventDefault());
+  $("composer").addEventListener("drop", (event) => {
+    const files = [...(event.dataTransfer?.files || [])];
+    if (!files.length) return;
+    event.preventDefault();
+    attachments.add(files);
   });
   $("stop").addEventListener("click", stop);
   $("new-session").addEventListener("click", createSession);

@@ -2,11 +2,13 @@
 // activity block of status lines (collapsed), tool calls as cards, the answer (Markdown),
 // approvals, the audit of decisions and errors. Events arrive in log order.
 
-import { $, clock, describeCall, el, imageOf, prettyContent, pretty, textOf } from "./dom.js";
+import { $, clock, describeCall, el, prettyContent, pretty, textOf } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { forgetMedia, mediaOf } from "./media.js";
 
 export class Chat {
-  // handlers: {decide(callId, answer, card), fork({at_seq, text|content, call_id}), openSession(id)}
+  // handlers: {decide(callId, answer, card), fork({at_seq, text|content, call_id}), openSession(id),
+  //            sessionId() (the session shown: its images come from its blob route)}
   constructor(handlers) {
     this.handlers = handlers;
     this.reset();
@@ -15,6 +17,7 @@ export class Chat {
   reset() {
     $("conversation").replaceChildren();
     $("pending").replaceChildren();
+    forgetMedia();
     this.turn = null;
     this.approvals = new Map(); // call_id -> approval card
     this.tools = new Map();     // call_id -> tool card
@@ -49,7 +52,7 @@ export class Chat {
       if (part.type === "text") body.append(part.text);
       else if (part.type === "tool_call") body.append(el("span", { class: "chip" }, describeCall(part)));
       else if (part.type === "document") body.append(el("span", { class: "chip" }, `document: ${part.title}`));
-      else appendImage(body, part);
+      else this.appendMedia(body, part);
     }
     const row = el("div", { class: "user-row" }, el("div", { class: "msg user", "data-seq": event.seq ?? "" }, body));
     if (event.seq && textOf(event).trim()) row.append(this.editButton(row, event));
@@ -59,7 +62,7 @@ export class Chat {
   addAnswer(event) {
     const bubble = this.takeDraft();
     const text = textOf(event);
-    const images = event.parts.map(imageOf).filter(Boolean);
+    const images = event.parts.map((part) => this.mediaNode(part)).filter(Boolean);
     if (text || images.length) {
       bubble.replaceChildren(renderMarkdown(text), ...images);
       bubble.dataset.seq = event.seq ?? "";
@@ -68,6 +71,27 @@ export class Chat {
       bubble.remove();
     }
     for (const call of event.parts.filter((p) => p.type === "tool_call")) this.addToolCard(call);
+  }
+
+  // -- images and files -----------------------------------------------------------------------
+
+  mediaNode(part) {
+    return mediaOf(part, this.handlers.sessionId(), keepAtEnd);
+  }
+
+  appendMedia(node, part) {
+    const media = this.mediaNode(part);
+    if (media) node.append(media);
+  }
+
+  // A tool's images and files, shown under its card (outside it: a closed card hides its body).
+  showAttachments(part, tool) {
+    const nodes = (part.attachments || []).map((media) => this.mediaNode(media)).filter(Boolean);
+    if (!nodes.length) return;
+    const box = el("div", { class: "tool-media", "data-call": part.call_id, role: "group",
+      "aria-label": `What ${part.name || "the tool"} returned` }, ...nodes);
+    if (tool) tool.card.after(box);
+    else this.place(box);
   }
 
   // -- tool calls -----------------------------------------------------------------------------
@@ -87,6 +111,7 @@ export class Chat {
 
   settleCall(part, event) {
     const tool = this.tools.get(part.call_id);
+    this.showAttachments(part, tool);
     if (tool) {
       tool.state.textContent = part.is_error ? "failed" : "returned";
       tool.card.classList.toggle("failed", part.is_error);
@@ -261,9 +286,10 @@ export class Chat {
   }
 }
 
-function appendImage(node, part) {
-  const image = imageOf(part);
-  if (image) node.append(image);
+// An image grew the conversation once loaded: stay at the end if the reader was there.
+function keepAtEnd(img) {
+  const box = $("conversation");
+  if (box.scrollHeight - img.offsetHeight - box.scrollTop - box.clientHeight < 48) scrollToEnd();
 }
 
 export function scrollToEnd() {

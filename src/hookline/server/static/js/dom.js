@@ -47,16 +47,25 @@ export function duration(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
-// Image parts are not part of hookline's messages yet: render one if a part says it is an
-// image and gives a URL or base64 data; anything else is skipped.
+// An image part that carries its own source: a `url` (http(s) or a data: URL of an image),
+// or base64 `data` (the server sends the URL-safe alphabet; a data: URL wants the standard
+// one). Anything else gives null; an image a store holds comes from media.js instead.
 export function imageOf(part) {
   const kind = part.kind || part.type;
   if (kind !== "image") return null;
   let src = typeof part.url === "string" ? part.url : null;
   if (!src && typeof part.data === "string") {
     const mime = part.mime_type || part.media_type || "image/png";
-    src = part.data.startsWith("data:") ? part.data : `data:${mime};base64,${part.data}`;
+    src = part.data.startsWith("data:") ? part.data
+      : `data:${mime};base64,${part.data.replace(/-/g, "+").replace(/_/g, "/")}`;
   }
   if (!src || !/^(https?:|data:image\/(png|jpeg|gif|webp|avif);)/i.test(src)) return null;
   return el("img", { src, alt: part.alt || part.title || "image", class: "part-image", loading: "lazy" });
+}
+
+// A byte count for people: 512 B, 12.3 KB, 4.1 MB.
+export function bytes(count) {
+  if (count < 1000) return `${count} B`;
+  const [size, unit] = count < 1e6 ? [count / 1e3, "KB"] : [count / 1e6, "MB"];
+  return `${size.toFixed(size < 10 ? 1 : 0)} ${unit}`;
 }
