@@ -43,6 +43,7 @@ __all__ = [
     "parse_arguments",
     "text_blocks",
     "user_action",
+    "user_content",
 ]
 
 Media = ImagePart | FilePart
@@ -112,6 +113,16 @@ def text_blocks(parts: Sequence[Part], media: Callable[[Media], str] | None = No
 def content_blocks(parts: Sequence[Part]) -> list[str | Media]:
     """Render the parts of a message as `text_blocks` does, keeping each image and file, in its place, as itself."""
     return _blocks(parts, _itself)
+
+
+def user_content(parts: Sequence[Part], render: Callable[[str | Media], JSONObject]) -> str | list[JSONObject]:
+    """A user message's content: one string, or its content parts (each made by `render`) when it holds media."""
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
+        return parts[0].text
+    blocks = content_blocks(parts)
+    if all(type(block) is str for block in blocks):
+        return "\n\n".join(cast("list[str]", blocks))
+    return [render(block) for block in blocks]
 
 
 def _itself(part: Media) -> Media:

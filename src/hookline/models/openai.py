@@ -21,7 +21,7 @@ import httpx
 import httpx2
 
 from hookline.errors import ConfigError
-from hookline.messages import FilePart, ImagePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, Message, ToolCallPart, ToolResultPart
 from hookline.models._errors import converted, garbled, malformed, missing_sdk
 from hookline.models._openai_shared import (
     ERRORS,
@@ -38,7 +38,6 @@ from hookline.models._render import (
     MediaRefused,
     arguments_json,
     attachments_intro,
-    content_blocks,
     describe_media,
     file_name,
     file_text,
@@ -47,6 +46,7 @@ from hookline.models._render import (
     new_call_id,
     parse_arguments,
     text_blocks,
+    user_content,
 )
 from hookline.models._settings import TOOL_ONLY, usable
 from hookline.models._streaming import streamed
@@ -257,17 +257,7 @@ def _text_message(message: Message) -> list[JSONObject]:
 
 
 def _user_message(message: Message) -> list[JSONObject]:
-    return [{"role": "user", "content": _user_content(message.parts)}]
-
-
-def _user_content(parts: Sequence[Part]) -> str | list[JSONObject]:
-    """A user message's content: a string, or an array of content parts when it holds images or files."""
-    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
-        return parts[0].text
-    blocks = content_blocks(parts)
-    if all(type(block) is str for block in blocks):
-        return "\n\n".join(cast("list[str]", blocks))
-    return [_content_part(block) for block in blocks]
+    return [{"role": "user", "content": user_content(message.parts, _content_part)}]
 
 
 def _content_part(block: str | ImagePart | FilePart) -> JSONObject:
@@ -310,7 +300,7 @@ def _tool_message(message: Message, attached: list[JSONObject]) -> list[JSONObje
             attached.append({"type": "text", "text": attachments_intro(result)})
             attached.extend(_content_part(part) for part in result.attachments)
     rest = [part for part in message.parts if not isinstance(part, ToolResultPart)]
-    content = _user_content(rest) if rest else ""
+    content = user_content(rest, _content_part) if rest else ""
     if content:
         entries.append({"role": "user", "content": content})
     return entries

@@ -27,7 +27,7 @@ import httpx
 import httpx2
 
 from hookline.errors import ModelError
-from hookline.messages import FilePart, ImagePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, Message, ReasoningPart, ToolCallPart, ToolResultPart
 from hookline.models._errors import converted, garbled, malformed, missing_sdk
 from hookline.models._openai_shared import (
     ERRORS,
@@ -39,13 +39,13 @@ from hookline.models._openai_shared import (
 )
 from hookline.models._render import (
     arguments_json,
-    content_blocks,
     file_name,
     loaded,
     media_errors,
     new_call_id,
     parse_arguments,
     text_blocks,
+    user_content,
 )
 from hookline.models._settings import TOOL_ONLY, left_out, usable
 from hookline.models._streaming import streamed
@@ -232,18 +232,8 @@ def _input(messages: Sequence[Message]) -> tuple[str, list[JSONObject]]:
 
 
 def _user_items(message: Message) -> list[JSONObject]:
-    content = _user_content(message.parts)
+    content = user_content(message.parts, _input_part)
     return [{"type": "message", "role": "user", "content": content}] if content else []
-
-
-def _user_content(parts: Sequence[Part]) -> str | list[JSONObject]:
-    """A user message's content: a string, or an array of input parts when it holds images or files."""
-    if len(parts) == 1 and type(parts[0]) is TextPart:  # nearly every message: no scan
-        return parts[0].text
-    blocks = content_blocks(parts)
-    if all(type(block) is str for block in blocks):
-        return "\n\n".join(cast("list[str]", blocks))
-    return [_input_part(block) for block in blocks]
 
 
 def _input_part(block: str | ImagePart | FilePart) -> JSONObject:
@@ -296,7 +286,7 @@ def _tool_items(message: Message) -> list[JSONObject]:
         for result in message.tool_results
     ]
     rest = [part for part in message.parts if not isinstance(part, ToolResultPart)]
-    content = _user_content(rest) if rest else ""
+    content = user_content(rest, _input_part) if rest else ""
     if content:
         items.append({"type": "message", "role": "user", "content": content})
     return items
