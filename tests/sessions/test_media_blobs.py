@@ -13,7 +13,6 @@ import hashlib
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
@@ -24,10 +23,11 @@ import pytest
 from hookline.events import Event
 from hookline.messages import FilePart, ImagePart, Part, TextPart, ToolResultPart, without_validation
 from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
-from hookline.sessions._migrations import MIGRATIONS, POSTGRES, SQLITE, create_migrations_table
+from hookline.sessions._migrations import MIGRATIONS, SQLITE, create_migrations_table
 from hookline.sessions.base import Blob, Session
 from hookline.testing.store_contract import SessionStoreContract
 from hookline.types import View
+from postgres_db import older_database
 
 pytestmark = pytest.mark.anyio
 
@@ -195,23 +195,8 @@ async def test_a_sqlite_database_from_before_blobs_gains_their_table(tmp_path: P
 @pytest.fixture
 async def database_before_blobs(postgres_server: str) -> AsyncIterator[str]:
     """A PostgreSQL database as hookline left it before migration m005."""
-    name = f"hookline_preblob_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(f"{postgres_server}/postgres")
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        conn = await asyncpg.connect(f"{postgres_server}/{name}")
-        try:
-            await conn.execute(create_migrations_table(POSTGRES))
-            for step in MIGRATIONS[:4]:
-                for statement in step.statements(POSTGRES):
-                    await conn.execute(statement)
-                await conn.execute("INSERT INTO _hookline_migrations VALUES ($1, now())", step.name)
-        finally:
-            await conn.close()
-        yield f"{postgres_server}/{name}"
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with older_database(postgres_server, 4, "hookline_preblob") as (url, _):
+        yield url
 
 
 async def test_a_postgres_database_from_before_blobs_gains_their_table(database_before_blobs: str) -> None:

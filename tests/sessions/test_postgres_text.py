@@ -8,17 +8,15 @@ NUL and lone surrogates is part of the store contract (`hookline.testing.store_c
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 
-import asyncpg
 import pytest
 
 from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import TextPart, ToolCallPart
 from hookline.sessions import PostgresSessionStore, SessionStore
-from hookline.sessions._migrations import MIGRATIONS, POSTGRES, create_migrations_table
+from postgres_db import older_database
 
 pytestmark = pytest.mark.anyio
 
@@ -45,31 +43,16 @@ async def test_postgres_refuses_a_session_id_it_cannot_store_as_a_clear_error(st
 @pytest.fixture
 async def old_database(postgres_server: str) -> AsyncIterator[str]:
     """A database as hookline left it before migration m003: jsonb columns, with a session in it."""
-    name = f"hookline_old_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(f"{postgres_server}/postgres")
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        conn = await asyncpg.connect(f"{postgres_server}/{name}")
-        try:
-            await conn.execute(create_migrations_table(POSTGRES))
-            for step in MIGRATIONS[:2]:
-                for statement in step.statements(POSTGRES):
-                    await conn.execute(statement)
-                await conn.execute("INSERT INTO _hookline_migrations VALUES ($1, now())", step.name)
-            state = json.dumps({"k": [1, "x"]})
-            row = "INSERT INTO hookline_sessions VALUES ('old', 'default', 'default', $1, 1, now(), now())"
-            await conn.execute(row, state)
-            parts = json.dumps([{"type": "text", "text": "from before"}])
-            await conn.execute(
-                "INSERT INTO hookline_events VALUES ('old', 1, 'e1', 'message', 'user', 'user', NULL, now(), $1, '{}')",
-                parts,
-            )
-        finally:
-            await conn.close()
-        yield f"{postgres_server}/{name}"
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with older_database(postgres_server, 2, "hookline_old") as (url, conn):
+        state = json.dumps({"k": [1, "x"]})
+        row = "INSERT INTO hookline_sessions VALUES ('old', 'default', 'default', $1, 1, now(), now())"
+        await conn.execute(row, state)
+        parts = json.dumps([{"type": "text", "text": "from before"}])
+        await conn.execute(
+            "INSERT INTO hookline_events VALUES ('old', 1, 'e1', 'message', 'user', 'user', NULL, now(), $1, '{}')",
+            parts,
+        )
+        yield url
 
 
 async def test_a_database_from_before_is_upgraded_and_keeps_its_log(old_database: str) -> None:
