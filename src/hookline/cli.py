@@ -115,13 +115,16 @@ def serve(
     tokens_file: Annotated[Path | None, typer.Option("--tokens-file", help="A file of 'token:user' lines "
                                                      "(adds to $HOOKLINE_TOKENS).", show_default=False)] = None,
     model: Model = None,
+    deps: Annotated[str | None, typer.Option("--deps", help="'module:function' building each run's deps from its "
+                                             "request (a bare 'function': in the agent's module).",
+                                             show_default=False)] = None,
     debug: Debug = False,
 ) -> None:
     """Serve an agent over HTTP (FastAPI): sessions, runs, server-sent events, a web page."""
     from hookline._cli.serve import ServeOptions, serve_command
 
     with report_errors(debug=debug):
-        _exit(serve_command(ServeOptions(agent, model, host, port, db, tokens_file)))
+        _exit(serve_command(ServeOptions(agent, model, host, port, db, tokens_file, deps)))
 
 
 app.command("mcp")(mcp_command)  # hookline.mcp.cli imports typer only; the MCP SDK loads when it runs

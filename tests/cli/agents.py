@@ -8,10 +8,15 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hookline import Agent, HookPoint, State, StatusOptions, ToolCallPart, hook, tool
+from hookline import Agent, HookPoint, RunContext, State, StatusOptions, ToolCallPart, hook, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from hookline.server import DepsContext
 
 
 @tool
@@ -108,3 +113,30 @@ def unreachable() -> Agent:
     model = OpenAIModel("gpt-4o-mini", base_url=os.environ["TEST_UNREACHABLE_URL"], api_key="test",
                         retry=RetryPolicy(max_attempts=1))
     return Agent("unreachable", model=model)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """The deps of the `tenanted` agent's runs."""
+
+    name: str
+
+
+@tool
+def whoami(ctx: RunContext[Tenant]) -> str:
+    """Name the tenant of this run."""
+    return ctx.deps.name
+
+
+def _whoami_script(request: ModelRequest) -> ModelResponse:
+    if request.messages[-1].role == "user":
+        return ModelResponse(tool_calls=[ToolCallPart(id="w1", name="whoami", arguments={})])
+    return ModelResponse(text=f"you are {_results(request)[-1]}")
+
+
+tenanted = Agent("tenanted", model=FunctionModel(_whoami_script, name="scripted"), tools=[whoami], deps_type=Tenant)
+
+
+def tenant_deps(context: DepsContext) -> Tenant:
+    """The deps factory of `tenanted` (`hookline serve ...:tenanted --deps tenant_deps`)."""
+    return Tenant(f"the tenant of {context.user}")

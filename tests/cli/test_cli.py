@@ -14,7 +14,8 @@ from typer.testing import CliRunner, Result
 
 from hookline import Event, TextPart, ToolCallPart
 from hookline._cli.exits import ExitCode, exit_code_for, key_variable, one_line
-from hookline._cli.serve import bind, check_host, is_loopback, load_tokens
+from hookline._cli.serve import bind, check_host, import_deps_factory, is_loopback, load_tokens
+from hookline._cli.setup import import_agent
 from hookline._ids import SESSION_ID_RULE
 from hookline.cli import app
 from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, SessionNotFound
@@ -466,6 +467,30 @@ def test_serve_with_a_bad_tokens_file_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke("serve", "--tokens-file", str(path))
     assert_one_error_line(result, 2, "token:user")
     assert "no-separator" not in result.stderr
+
+
+def test_serve_refuses_an_agent_that_needs_deps_without_a_factory() -> None:
+    result = invoke("serve", agent_ref("tenanted"), "--port", "0")
+    assert_one_error_line(result, 2, "needs deps of type Tenant", "--deps module:function")
+
+
+@pytest.mark.parametrize(("deps", "problem"), [
+    ("nowhere", "has no attribute 'nowhere'"),
+    ("not_an_agent", "is not callable (int)"),
+    (":tenant_deps", "must look like 'module:function'"),
+])
+def test_serve_with_a_bad_deps_option_is_one_error_line(deps: str, problem: str) -> None:
+    result = invoke("serve", agent_ref("tenanted"), "--deps", deps, "--port", "0")
+    assert_one_error_line(result, 2, problem)
+
+
+def test_a_bare_deps_name_is_taken_from_the_agents_module_without_loading_it_again() -> None:
+    agent = import_agent(agent_ref("tenanted"))
+    factory = import_deps_factory("tenant_deps", agent_ref("tenanted"))
+    assert factory.__globals__["tenanted"] is agent  # type: ignore[attr-defined]
+    assert import_deps_factory(f"{AGENTS}:tenant_deps", None) is factory
+    with pytest.raises(ConfigError, match="a bare name needs the agent"):
+        import_deps_factory("tenant_deps", None)
 
 
 def test_help_lists_the_commands() -> None:

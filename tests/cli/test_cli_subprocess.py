@@ -293,6 +293,21 @@ def test_serve_answers_runs_and_requires_tokens(tmp_path: Path) -> None:
     assert b"no tokens configured" not in running.stderr
 
 
+def test_serve_gives_each_run_the_deps_of_its_user(tmp_path: Path) -> None:
+    args = ["serve", f"{AGENTS}:tenanted", "--deps", "tenant_deps", "--port", "0", "--db", str(tmp_path / "s.db")]
+    with Running(args, clean_env(HOOKLINE_TOKENS="s3cret:alice,0ther:bob"), tmp_path) as running:
+        base = served_url(running)
+        outputs = []
+        for token in ("s3cret", "0ther"):
+            headers = {"Authorization": f"Bearer {token}"}
+            created = httpx.post(f"{base}/v1/sessions", json={}, headers=headers).json()
+            ran = httpx.post(f"{base}/v1/sessions/{created['id']}/runs", json={"prompt": "who?"}, headers=headers)
+            outputs.append(ran.json()["output"])
+        running.interrupt()
+        running.exit()
+    assert outputs == ["you are the tenant of alice", "you are the tenant of bob"]
+
+
 def test_serve_without_tokens_says_it_is_loopback_only(tmp_path: Path) -> None:
     with Running(serve_args(tmp_path), clean_env(), tmp_path) as running:
         served_url(running)

@@ -99,6 +99,40 @@ def test_an_image_a_tool_returned_shows_under_its_card(make_server: Callable[...
     assert natural_size(page, ".tool-card + .tool-media img") == (30, 20), "and again from the stored log"
 
 
+def test_the_inspector_shows_an_events_images_as_pictures(make_server: Callable[..., LiveServer], store: SessionStore,
+                                                          open_page: Callable[..., Page]) -> None:
+    agent = Agent("assistant", model=WordStreamingModel(charting, name="scripted"), tools=[chart], session_store=store)
+    server = make_server(agent, tokens=TOKENS)
+    alice = {"Authorization": "Bearer tok-alice"}
+    session_id = httpx.post(f"{server.url}/v1/sessions", json={}, headers=alice).json()["id"]
+    run = httpx.post(f"{server.url}/v1/sessions/{session_id}/runs", headers=alice, timeout=10,
+                     json={"prompt": "draw it like this", "attachments": [image(PICTURE)]})
+    assert run.json()["output"] == "Here is the chart.", run.text
+    saved = {"origins": [{"origin": server.url, "localStorage": [{"name": "hookline.token", "value": "tok-alice"}]}]}
+    page = open_page("about:blank", storage_state=saved)
+    asked = blob_requests(page)
+    page.goto(f"{server.url}/#{session_id}")
+    expect(page.locator(".msg.assistant")).to_have_text("Here is the chart.")
+    rows = page.locator("#event-list button")
+
+    rows.filter(has_text="draw it like this").click()
+    media = page.locator("#event-detail .event-media")
+    expect(media).to_contain_text("Images and files")
+    assert natural_size(page, "#event-detail .event-media img") == (24, 16), "fetched with the token"
+    expect(page.locator("#event-detail pre.raw")).to_contain_text(f'"blob": "{digest(PICTURE)}"')
+
+    rows.filter(has_text="message · tool").click()
+    expect(media.locator("figcaption")).to_have_text("returned by chart")
+    assert natural_size(page, "#event-detail .event-media figure img") == (30, 20)
+    expect(page.locator("#event-detail pre.raw")).to_contain_text(f'"blob": "{digest(CHART)}"')
+
+    rows.filter(has_text="Here is the chart.").click()
+    expect(page.locator("#event-detail pre.raw")).to_be_visible()
+    expect(page.locator("#event-detail .event-media")).to_have_count(0)
+    blob_route = f"{server.url}/v1/sessions/{session_id}/blobs/"
+    assert set(asked) == {blob_route + digest(PICTURE), blob_route + digest(CHART)}
+
+
 def test_files_attached_in_the_composer_are_sent_with_the_message(
     server: LiveServer, page: Page, tmp_path: Path
 ) -> None:

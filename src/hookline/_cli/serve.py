@@ -6,6 +6,12 @@ Bearer tokens map to users: `HOOKLINE_TOKENS="token:user,..."`, `HOOKLINE_TOKENS
 the server has no authentication, so it listens on loopback only: a non-loopback
 `--host` is refused.
 
+An agent with a `deps_type` needs deps on every run: `--deps module:function` names the
+factory that builds them from each request (`hookline.server.deps`: it gets a `DepsContext`
+with the user, the session id and the request). A bare `--deps function` is looked up in
+the module of the agent (`hookline serve app.py:agent --deps tenant_deps`). Without it such
+an agent is refused before the server starts.
+
 Ctrl-C (or SIGTERM) stops the server within 2 s: it stops taking connections, gives
 running runs `SHUTDOWN_GRACE` seconds to finish, then cancels them (each records "run
 cancelled", and its streams end with that line). uvicorn alone would first wait for every
@@ -19,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import errno
 import ipaddress
+import os
 import socket
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,16 +36,20 @@ from rich.console import Console
 
 from hookline._cli.exits import ExitCode, UsageProblem
 from hookline._cli.interrupts import CommandLoop, quit_now, watchdog
-from hookline._cli.setup import build_agent, open_store, store_location
+from hookline._cli.setup import _import, _is_path, _load_file, build_agent, open_store, store_location
 from hookline._redact import redact
 from hookline.agent import Agent
 from hookline.errors import ConfigError
 from hookline.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from hookline.server.deps import DepsFactory
     from hookline.server.runs import RunManager
 
-__all__ = ["SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "is_loopback", "load_tokens", "serve_command"]
+__all__ = [
+    "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback", "load_tokens",
+    "serve_command",
+]
 
 TOKENS_ENV = "HOOKLINE_TOKENS"
 
@@ -60,6 +72,7 @@ class ServeOptions:
     port: int = 8000
     db: str | None = None
     tokens_file: Path | None = None
+    deps: str | None = None
 
 
 def load_tokens(tokens_file: Path | None) -> dict[str, str]:
@@ -141,9 +154,10 @@ def serve_command(options: ServeOptions) -> ExitCode:
     check_host(options.host, tokens)
     uvicorn = _require("uvicorn")
     agent = build_agent(options.agent, options.model)
+    deps = _deps_factory(agent, options)
     with bind(options.host, options.port) as sock:
         store = open_store(store_location(options.db))
-        app = _create_app(agent, store, tokens)
+        app = _create_app(agent, store, tokens, deps)
         stderr = Console(stderr=True, highlight=False)
         where = f"[{options.host}]" if ":" in options.host else options.host
         url = f"http://{where}:{sock.getsockname()[1]}"
@@ -190,9 +204,62 @@ def _require(module: str) -> Any:
         raise ConfigError(f"hookline serve needs the server extra: pip install 'hookline[server]' ({exc})") from exc
 
 
-def _create_app(agent: Agent, store: SessionStore, tokens: dict[str, str]) -> Any:
+def _create_app(agent: Agent, store: SessionStore, tokens: dict[str, str], deps: DepsFactory | None) -> Any:
     try:
         from hookline.server.app import create_app
     except ImportError as exc:
         raise ConfigError(f"hookline serve needs the server extra: pip install 'hookline[server]' ({exc})") from exc
-    return create_app(agent, store, tokens=tokens, shutdown_grace=SHUTDOWN_GRACE)
+    return create_app(agent, store, tokens=tokens, shutdown_grace=SHUTDOWN_GRACE, deps=deps)
+
+
+def _deps_factory(agent: Agent, options: ServeOptions) -> DepsFactory | None:
+    """The `--deps` factory, checked against the agent before the port is taken."""
+    try:
+        from hookline.server.deps import checked_deps_factory
+    except ImportError as exc:
+        raise ConfigError(f"hookline serve needs the server extra: pip install 'hookline[server]' ({exc})") from exc
+    factory = import_deps_factory(options.deps, options.agent) if options.deps is not None else None
+    return checked_deps_factory(agent, factory)
+
+
+def import_deps_factory(target: str, agent_target: str | None) -> DepsFactory:
+    """Import the deps factory `--deps` names.
+
+    `target` is `module:function`, `path/to/file.py:function`, or a bare `function` of the
+    agent's module (`agent_target`, given as `module:agent`). A file the agent was loaded
+    from is not run a second time: its module is reused.
+
+    Raises:
+        UsageProblem: A bare name without `module:agent`, or an empty part.
+        ConfigError: The module does not import, has no such attribute, or it is not callable.
+
+    """
+    source, sep, attr = target.rpartition(":")
+    if not sep:
+        if agent_target is None or ":" not in agent_target:
+            raise UsageProblem(f"--deps {target!r} must look like 'module:function' (a bare name needs the agent "
+                               "given as 'module:agent')")
+        source = agent_target.rpartition(":")[0]
+    if not source or not attr:
+        raise UsageProblem(f"--deps {target!r} must look like 'module:function', e.g. 'myapp.deps:tenant_deps'")
+    found: object = _module_of(source)
+    for name in attr.split("."):
+        if not hasattr(found, name):
+            raise ConfigError(f"{source!r} has no attribute {attr!r} (from --deps {target!r})")
+        found = getattr(found, name)
+    if not callable(found):
+        raise ConfigError(f"--deps {target!r} is not callable ({type(found).__name__}): it must name a function "
+                          "of the request's DepsContext")
+    factory: DepsFactory = found
+    return factory
+
+
+def _module_of(source: str) -> object:
+    if not _is_path(source):
+        return _import(source)
+    path = os.path.abspath(source)
+    for module in list(sys.modules.values()):
+        loaded = getattr(module, "__file__", None)
+        if isinstance(loaded, str) and os.path.abspath(loaded) == path:
+            return module
+    return _load_file(source)

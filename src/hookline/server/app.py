@@ -1,8 +1,9 @@
 """`create_app`: the FastAPI application of a hookline agent (wiring only).
 
 The pieces live beside it: `routes` (the API and the page), `auth` (tokens to users),
-`limits` (the body limit), `runs` (runs that outlive requests), `relay` (runs of other
-processes sharing a PostgreSQL store: live streams and cancel), `sse` (the stream encoder),
+`limits` (the body limit), `runs` (runs that outlive requests), `deps` (each run's deps,
+built from its request), `relay` (runs of other processes sharing a PostgreSQL store: live
+streams and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files) and `inspect_routes` (the
 inspector's routes: titles, timelines, model calls, forks).
@@ -21,6 +22,7 @@ from hookline import __version__
 from hookline.agent import Agent
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.blob_routes import blob_api
+from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
@@ -41,6 +43,7 @@ def create_app(
     max_media_body_bytes: int = 20_000_000,
     cors_origins: list[str] | None = None,
     shutdown_grace: float = 10.0,
+    deps: DepsFactory | None = None,
 ) -> FastAPI:
     """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
 
@@ -58,11 +61,18 @@ def create_app(
         cors_origins: Origins allowed to call the API from a browser; None: CORS is off.
         shutdown_grace: Seconds the app lets running runs finish when it shuts down; then it
             cancels them (each records "run cancelled") and waits as long again at most.
+        deps: Builds the deps of each run and resume: `deps(context)` (sync or async) gets a
+            `DepsContext` (`user`, `session_id`, `request`, `action`) and returns them
+            (see `hookline.server.deps`). Needed when the agent has a `deps_type`.
+
+    Raises:
+        ConfigError: The agent has a `deps_type` and no `deps` factory is given.
 
     """
+    factory = checked_deps_factory(agent, deps)
     runs = RunManager(grace=shutdown_grace)
     store = store or agent.session_store
-    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs))
+    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs), deps=factory)
     app = FastAPI(
         title="hookline",
         version=__version__,

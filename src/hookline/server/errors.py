@@ -6,7 +6,8 @@ and anything unexpected becomes a 500 that names no internals. Every error answe
 `ErrorBody`: `{"error": code, "message": text, ...}`.
 
 A failing hook answers 500 `hook_failed` (its body names the hook and the point): a hook
-is the server owner's code, so its failure is a server error, not the client's. A failing
+is the server owner's code, so its failure is a server error, not the client's; so is a
+failing deps factory (500 `deps_failed`, `hookline.server.deps`). A failing
 session store answers 503 `store_unavailable` with a message that says only that: what
 failed inside (the database, its address, its own error) goes to the server log.
 
@@ -36,6 +37,7 @@ from hookline.errors import (
     SessionNotFound,
     StoreError,
 )
+from hookline.server.deps import DepsFailed
 from hookline.server.schemas import ErrorBody, ValidationIssue
 
 __all__ = [
@@ -79,9 +81,11 @@ _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (ConfigError, 400, "bad_request"),
     (ModelError, 502, "model_failed"),
     (HookError, 500, "hook_failed"),
+    (DepsFailed, 500, "deps_failed"),
     (StoreError, 503, "store_unavailable"),
 )
-_HTTP_CODES = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+               413: "too_large"}
 
 
 def json_response(body: BaseModel | bytes, status: int = 200, headers: dict[str, str] | None = None) -> Response:

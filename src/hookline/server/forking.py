@@ -40,7 +40,7 @@ async def fork_session(store: SessionStore, source: Session, body: ForkBody, use
     """
     events = await store.events(source.id, view="all")
     log = forked_log(source.id, events, body, user)
-    await load_media(store, source.id, log)  # the fork's store keeps its own copy of the bytes
+    log = await load_media(store, source.id, log)  # the fork's store keeps its own copy of the bytes
     fork = await store.create(app=source.app, user=user, session_id=body.id, state=dict(source.state))
     try:
         await store.append_events(fork.id, log)

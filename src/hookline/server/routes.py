@@ -38,6 +38,7 @@ from hookline.events import EVENTS_ADAPTER, Event
 from hookline.resume import parse_approvals
 from hookline.server.audit import record_approvals
 from hookline.server.auth import current_user
+from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Feed, Relay
@@ -65,6 +66,8 @@ class ServerContext:
     store: SessionStore
     runs: RunManager
     relay: Relay
+    deps: DepsFactory | None = None
+    """Builds each run's deps from its request (`create_app(deps=...)`); None: runs get none."""
 
 
 def _context(request: Request) -> ServerContext:
@@ -210,10 +213,13 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
 
     `attachments` (images, files: base64 `data` or a `url`) join the prompt's message and
     its log entry; `documents` reach the model for this run only and are never stored.
+    The run's deps come from the app's deps factory, if any, before anything is recorded
+    (a factory that fails answers 500 `deps_failed`, or its own `HTTPException`).
     """
     await _owned(context, session_id, user)
     prompt = body.message() if body.attachments else body.prompt
     run = prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
+    run = await apply_deps(context.deps, DepsContext(request, user, session_id, "run"), run)
     return await _answer_run(context, session_id, run, request)
 
 
@@ -224,17 +230,27 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     `{"args": {...}}` runs the call with these arguments instead of the model's. Approvals
     naming a call that is not paused in the session, or edited arguments that do not fit the
     tool's schema, answer 422 and record nothing. Each paused call they decide gets a line in
-    the log first: who approved or denied it (or edited it), and when.
+    the log first: who approved or denied it (or edited it), and when. The deps factory, if
+    any, runs before that line is written: one that fails records nothing.
     """
     await _owned(context, session_id, user)
     try:
         approvals = parse_approvals(body.answers())
-        decisions = await record_approvals(context.store, session_id, user, approvals, context.agent)
         run = resume_request(context.agent, context.store, session_id, user, approvals)
+    except ConfigError as exc:
+        return _invalid_approvals(exc)
+    # Before anything is recorded: a factory that fails leaves the log as it was.
+    run = await apply_deps(context.deps, DepsContext(request, user, session_id, "resume"), run)
+    try:
+        decisions = await record_approvals(context.store, session_id, user, approvals, context.agent)
         return await _answer_run(context, session_id, run, request, lead=decisions)
     except ConfigError as exc:
-        # The approvals are the only input of a resume: a ConfigError is about them.
-        return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
+        return _invalid_approvals(exc)
+
+
+def _invalid_approvals(exc: ConfigError) -> Response:
+    # The approvals are the only input of a resume: a ConfigError is about them.
+    return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
 async def _answer_run(

@@ -1,6 +1,7 @@
 // The conversation: one <article class="turn"> per prompt, holding the user's message, an
-// activity block of status lines (collapsed), tool calls as cards, the answer (Markdown),
-// approvals, the audit of decisions and errors. Events arrive in log order.
+// activity block of status lines (collapsed), tool calls as cards (with the arguments a user
+// edited before the call ran, the model's folded), the answer (Markdown), approvals, the
+// audit of decisions and errors. Events arrive in log order.
 
 import { $, clock, describeCall, el, prettyContent, pretty, textOf } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -97,16 +98,36 @@ export class Chat {
   // -- tool calls -----------------------------------------------------------------------------
 
   addToolCard(call) {
+    const name = el("span", { class: "tool-name" }, describeCall(call));
     const state = el("span", { class: "tool-state" }, "called");
+    const heading = el("h4", {}, "Arguments");
+    const args = el("pre", { class: "json" }, argumentsText(call.arguments));
     const result = el("pre", { class: "json" }, "no result yet");
     const card = el("details", { class: "tool-card", "data-call": call.id },
-      el("summary", {}, el("span", { class: "tool-name" }, describeCall(call)), " ", state),
-      el("div", { class: "tool-body" },
-        el("h4", {}, "Arguments"),
-        el("pre", { class: "json" }, typeof call.arguments === "string" ? call.arguments : pretty(call.arguments)),
-        el("h4", {}, "Result"), result));
-    this.tools.set(call.id, { card, state, result });
+      el("summary", {}, name, " ", state),
+      el("div", { class: "tool-body" }, heading, args, el("h4", {}, "Result"), result));
+    this.tools.set(call.id, { card, state, result, name, heading, args, call, edit: [] });
     this.place(card);
+  }
+
+  // A user approved a paused call with other arguments (the log's `edited_call` line, written
+  // before it ran): the card shows those as what ran, and keeps the model's folded below.
+  showEdit(meta) {
+    const tool = this.tools.get(meta.edited_call);
+    if (!tool) return;
+    const who = `edited by ${meta.user || "the user"}`;
+    tool.edit.forEach((node) => node.remove());
+    const badge = el("span", { class: "edited-badge" }, who);
+    const original = el("details", { class: "original-args" },
+      el("summary", {}, "The model's arguments"),
+      el("pre", { class: "json" }, argumentsText(meta.original_arguments ?? tool.call.arguments)));
+    tool.edit = [badge, original];
+    tool.card.classList.add("edited");
+    tool.name.textContent = describeCall({ name: tool.call.name, arguments: meta.arguments });
+    tool.name.after(badge);
+    tool.heading.textContent = `Arguments (${who})`;
+    tool.args.textContent = argumentsText(meta.arguments);
+    tool.args.after(original);
   }
 
   settleCall(part, event) {
@@ -138,6 +159,7 @@ export class Chat {
     turn.summary.textContent = `${count} step${count === 1 ? "" : "s"}: ${text}`;
     if (meta.interrupted) this.showApproval(meta.interrupted);
     if (meta.approval) this.showAudit(meta.approval, event);
+    if (meta.edited_call) this.showEdit(meta);
     if (meta.forked_from) this.showFork(meta.forked_from);
     if (meta.error) this.showError(meta.error.message || text);
   }
@@ -169,7 +191,8 @@ export class Chat {
     const verb = approval.decision === "approved" ? "approved" : "denied";
     const line = el("p", { class: `audit ${verb}` },
       el("span", { "aria-hidden": "true" }, verb === "approved" ? "✔ " : "✘ "),
-      `${approval.user} ${verb} ${approval.name}`, approval.reason ? `: ${approval.reason}` : "",
+      `${approval.user} ${verb} ${approval.name}`, approval.arguments ? " with edited arguments" : "",
+      approval.reason ? `: ${approval.reason}` : "",
       el("time", { datetime: event.created_at || "" }, event.created_at ? ` at ${clock(event.created_at)}` : ""));
     this.place(line);
   }
@@ -284,6 +307,10 @@ export class Chat {
     anchor.after(form);
     box.focus();
   }
+}
+
+function argumentsText(args) {
+  return typeof args === "string" ? args : pretty(args);
 }
 
 // An image grew the conversation once loaded: stay at the end if the reader was there.

@@ -1,8 +1,10 @@
-// The inspector: every event of the session; one event's raw JSON; for a model call, the
-// request the model was sent (messages, tools, settings) and its answer, tokens and time.
+// The inspector: every event of the session; one event's images and files (as the chat shows
+// them: stored bytes from the blob route) and its raw JSON; for a model call, the request the
+// model was sent (messages, tools, settings) and its answer, tokens and time.
 
 import { $, clock, duration, el, pretty, textOf } from "./dom.js";
 import { ApiError, apiJSON, session } from "./api.js";
+import { mediaOf } from "./media.js";
 
 const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && /^turn \d+: calling model$/.test(textOf(e)))
   || (e.kind === "status" && e.source === "llm") || (e.kind === "message" && e.role === "assistant");
@@ -53,9 +55,11 @@ export class Inspector {
       if (on && focus) button.scrollIntoView({ block: "nearest" });
     }
     const detail = $("event-detail");
-    detail.replaceChildren(
+    detail.replaceChildren(...[
       el("h3", {}, `Event #${seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
-      el("pre", { class: "json raw", tabindex: "0", "aria-label": "The event's JSON" }, pretty(event)));
+      mediaView(event, this.sessionId),
+      el("pre", { class: "json raw", tabindex: "0", "aria-label": "The event's JSON" }, pretty(event)),
+    ].filter(Boolean));
     if (MODEL_EVENT(event)) await this.showModelCall(seq, detail);
   }
 
@@ -88,6 +92,23 @@ function summary(event) {
   if (part && part.type === "tool_result") return `${part.name || "result"}: ${String(part.content).slice(0, 80)}`;
   const keys = Object.keys(event.metadata || {});
   return keys.length ? keys.join(", ") : event.author;
+}
+
+// The event's images and files: its own parts (a user's message), and what each tool result
+// carries beside its text (`attachments`). Null when it has none.
+function mediaView(event, sessionId) {
+  const items = [];
+  for (const part of event.parts || []) {
+    const own = mediaOf(part, sessionId);
+    if (own) items.push(own);
+    const attached = (part.attachments || []).map((media) => mediaOf(media, sessionId)).filter(Boolean);
+    if (attached.length) {
+      items.push(el("figure", {}, ...attached, el("figcaption", {}, `returned by ${part.name || "the tool"}`)));
+    }
+  }
+  if (!items.length) return null;
+  return el("section", { class: "event-media", "aria-label": "The event's images and files" },
+    el("h4", {}, "Images and files"), ...items);
 }
 
 function modelCallView(call) {
