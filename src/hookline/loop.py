@@ -38,7 +38,7 @@ from hookline.errors import (
 from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart
-from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, ResponseDone, TextDelta
+from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, ReasoningDelta, ResponseDone, TextDelta
 from hookline.prompt_view import PromptView, load_media
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
@@ -386,6 +386,8 @@ class Run:
                 self.recorder.delta(self.agent.name, item.text)
             elif isinstance(item, ResponseDone):
                 return item.response
+            elif isinstance(item, ReasoningDelta) and self.agent.status.reasoning:
+                self.recorder.reasoning_delta(self.agent.name, item.text)
         raise ModelError("the model's stream ended without a response", provider=self.agent.model.provider)
 
     # -- one tool turn ---------------------------------------------------------------------

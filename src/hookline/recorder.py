@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from hookline.events import Event
-from hookline.messages import TextPart
+from hookline.messages import ReasoningPart, TextPart
 from hookline.sessions import SessionStore
 
 __all__ = ["Recorder"]
@@ -49,6 +49,12 @@ class Recorder:
         """Stream a text fragment (never stored)."""
         if self.queue is not None:
             self.queue.put_nowait(Event(author=author, kind="delta", parts=[TextPart(text=text)]))
+
+    def reasoning_delta(self, author: str, text: str) -> None:
+        """Stream a fragment of the model's reasoning (never stored): a `ReasoningPart`, `metadata["reasoning"]`."""
+        if self.queue is not None:
+            part = ReasoningPart(text=text)
+            self.queue.put_nowait(Event(author=author, kind="delta", parts=[part], metadata={"reasoning": True}))
 
     async def flush(self) -> list[Event]:
         """Write buffered events in one transaction; return them as stored.

@@ -4,7 +4,8 @@ A stream is only an answer once the provider said it ended (OpenAI's `finish_rea
 Anthropic's `stop_reason`): a body that stops before, because the connection dropped,
 raises a retryable `ModelError` and the stream starts again under the retry policy, never
 yielding the part it had as a `ResponseDone`. Text deltas already yielded stay yielded;
-a new attempt that says the same text again does not yield it twice.
+a new attempt that says the same text again does not yield it twice. Reasoning deltas
+(the model's thinking, where the provider streams it) follow the same rules apart.
 """
 
 from __future__ import annotations
@@ -14,16 +15,19 @@ from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
 
 from hookline.models._errors import ErrorTable, converted, cut_stream, malformed
-from hookline.models.base import ModelResponse, ModelStreamEvent, ResponseDone, TextDelta
+from hookline.models.base import ModelResponse, ModelStreamEvent, ReasoningDelta, ResponseDone, TextDelta
 from hookline.retry import RetryPolicy, retried_stream
 
-__all__ = ["Assembler", "SDKStream", "streamed"]
+__all__ = ["Assembler", "ReasoningJoin", "SDKStream", "streamed"]
 
 ItemT = TypeVar("ItemT", contravariant=True)
 
 
 class Assembler(Protocol[ItemT]):
     """Builds a response from a provider's stream items."""
+
+    new_reasoning: str
+    """The reasoning text the last item added, if any: `streamed` yields it and empties it."""
 
     def feed(self, item: ItemT) -> str:
         """Take one item; return the text it adds (empty if none)."""
@@ -48,7 +52,7 @@ async def streamed(
     provider: str,
     policy: RetryPolicy,
 ) -> AsyncIterator[ModelStreamEvent]:
-    """Yield a provider's stream as `TextDelta`s, then `ResponseDone`, retrying it whole under `policy`.
+    """Yield a provider's stream as `ReasoningDelta`s and `TextDelta`s, then `ResponseDone`, retrying it under `policy`.
 
     Args:
         open_stream: Sends the request and returns the SDK's stream.
@@ -58,16 +62,20 @@ async def streamed(
         policy: How a failed or cut stream is retried.
 
     """
-    shown = _ShownText()
+    shown, thought = _ShownText(), _ShownText()
 
     async def attempt() -> AsyncIterator[ModelStreamEvent]:
-        built, repeat = assembler(), shown.attempt()
+        built, repeat, rethink = assembler(), shown.attempt(), thought.attempt()
         with converted(table, provider):
             stream = await open_stream()
         async with stream:
             with converted(table, provider), _shape_errors(provider):
                 async for item in stream:
                     text = repeat.unseen(built.feed(item))
+                    if built.new_reasoning:
+                        reasoning, built.new_reasoning = rethink.unseen(built.new_reasoning), ""
+                        if reasoning:
+                            yield ReasoningDelta(reasoning)
                     if text:
                         yield TextDelta(text)
         missing = built.missing()
@@ -89,6 +97,20 @@ def _shape_errors(provider: str) -> Iterator[None]:
     except (AttributeError, IndexError, KeyError, TypeError) as exc:
         detail = f"a stream event of an unexpected shape ({type(exc).__name__}: {exc})"
         raise malformed(provider, detail) from exc
+
+
+class ReasoningJoin:
+    """Reasoning fragments as one text: a blank line where a new part (or summary) starts after another."""
+
+    def __init__(self) -> None:
+        self.key: object = None
+
+    def piece(self, key: object, text: str) -> str:
+        """`text`, a fragment of the part `key` names, as the joined text goes on."""
+        if key == self.key or not text:
+            return text
+        first, self.key = self.key is None, key
+        return text if first else "\n\n" + text
 
 
 class _ShownText:

@@ -44,7 +44,7 @@ from hookline.models._errors import (
 )
 from hookline.models._render import content_blocks, media_errors, new_call_id, parse_arguments, text_blocks
 from hookline.models._settings import TOOL_ONLY
-from hookline.models._streaming import streamed
+from hookline.models._streaming import ReasoningJoin, streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
@@ -139,7 +139,7 @@ class AnthropicModel(Model):
         return await with_retries(attempt, self.retry, provider=self.provider)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Stream the answer: text deltas as they come, then `ResponseDone` with tool inputs assembled.
+        """Stream the answer: thinking and text deltas as they come, then `ResponseDone` with tool inputs assembled.
 
         A stream that fails or ends before its `stop_reason` (the connection dropped) is
         retried whole under `self.retry`; text already yielded is not yielded again.
@@ -363,6 +363,8 @@ class _EventAssembler:
         self.output_tokens = 0
         self.model_name = name
         self.metadata: JSONObject = {}
+        self.new_reasoning = ""
+        self.thinking = ReasoningJoin()
 
     def missing(self) -> str | None:
         """`"stop_reason"` until a `message_delta` gave one: before that, the answer may be cut short."""
@@ -391,6 +393,7 @@ class _EventAssembler:
         if thought is not None:  # a signature, if any, comes whole in a later delta
             self.blocks[event.index] = _Block("thinking", pieces=[thought.text], signature=thought.signature or None,
                                               data=thought.data)
+            self.new_reasoning = self.thinking.piece(event.index, thought.text)
             return ""
         text = block.text or "" if isinstance(block, TextBlock) else ""
         self.blocks[event.index] = _Block("text", pieces=[text])
@@ -406,6 +409,7 @@ class _EventAssembler:
             block.pieces.append(delta.partial_json)
         elif isinstance(delta, ThinkingDelta):
             block.pieces.append(delta.thinking)
+            self.new_reasoning = self.thinking.piece(event.index, delta.thinking)
         elif isinstance(delta, SignatureDelta):
             block.signature = delta.signature
         return ""

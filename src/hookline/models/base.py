@@ -29,6 +29,7 @@ __all__ = [
     "ModelResponse",
     "ModelSettings",
     "ModelStreamEvent",
+    "ReasoningDelta",
     "ReasoningEffort",
     "ResponseDone",
     "TextDelta",
@@ -201,14 +202,26 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A fragment of the model's reasoning (its thinking), as a streaming model produces it, before its answer.
+
+    The fragments of one reasoning part join to its `text`; where a new part (or a new summary
+    of one) starts after another, its first fragment begins with a blank line. The parts
+    themselves come whole in `ResponseDone`.
+    """
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ResponseDone:
     """The end of a stream: the whole response, tool calls assembled."""
 
     response: ModelResponse
 
 
-ModelStreamEvent = TextDelta | ResponseDone
-"""What `Model.stream()` yields: text deltas, then exactly one `ResponseDone`."""
+ModelStreamEvent = TextDelta | ReasoningDelta | ResponseDone
+"""What `Model.stream()` yields: text and reasoning deltas, then exactly one `ResponseDone`."""
 
 
 class Model(ABC):
@@ -224,11 +237,15 @@ class Model(ABC):
         """Call the model once and return its whole answer."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Call the model and yield text deltas as they come, then `ResponseDone`.
+        """Call the model and yield reasoning and text deltas as they come, then `ResponseDone`.
 
-        The default wraps `request()`: one delta holding the whole text.
+        The default wraps `request()`: a delta per reasoning part that shows text, then one
+        holding the whole text.
         """
         response = await self.request(request)
+        shown = [part.text for part in response.reasoning if part.text] if response.reasoning else ()
+        for number, text in enumerate(shown):
+            yield ReasoningDelta(f"\n\n{text}" if number else text)
         if response.text:
             yield TextDelta(response.text)
         yield ResponseDone(response)

@@ -6,6 +6,12 @@ URLs. The SDK client is built with `max_retries=0`: retries live in `hookline.re
 every SDK error is converted to `ModelError` through one table (`_openai_shared.ERRORS`,
 shared with `OpenAIResponsesModel`). SDK types stay in this module; what crosses the seam
 are hookline's own types.
+
+Chat Completions has no field for reasoning, but servers of reasoning models add one beside
+`content`: `reasoning_content` (DeepSeek, llama.cpp, older vLLM) or `reasoning` (vLLM, Ollama,
+OpenRouter). Either becomes a `ReasoningPart` tagged with the model's `provider`. It goes
+back, as `reasoning_content`, only to a provider that wants it (`send_reasoning`; DeepSeek's
+thinking mode refuses a tool loop without it): strict servers such as Groq refuse the field.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import httpx
 import httpx2
 
 from hookline.errors import ConfigError
-from hookline.messages import FilePart, ImagePart, Message, ToolCallPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, Message, ReasoningPart, ToolCallPart, ToolResultPart
 from hookline.models._errors import converted, garbled, malformed, missing_sdk
 from hookline.models._openai_shared import (
     ERRORS,
@@ -77,11 +83,13 @@ class Preset:
     """The server's Chat Completions base URL (ending in `/v1` or the provider's equivalent)."""
     api_key_env: str | None = None
     """The environment variable holding the key; None for local servers that need none."""
+    sends_reasoning: bool = False
+    """Whether the provider wants its reasoning (`reasoning_content`) back in later calls."""
 
 
 PRESETS: dict[str, Preset] = {
     "openai": Preset(OPENAI_BASE_URL, "OPENAI_API_KEY"),
-    "deepseek": Preset("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "deepseek": Preset("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", sends_reasoning=True),
     "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
     "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
     "together": Preset("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
@@ -107,7 +115,10 @@ class OpenAIModel(Model):
         retry: How calls are retried and timed out; default `RetryPolicy()`.
         http_client: An `httpx2.AsyncClient` (or `httpx.AsyncClient`) to send requests with; you close it.
         timeout: Seconds one attempt may take; default `retry.timeout`.
-        provider: The provider's name in status lines and errors.
+        provider: The provider's name in status lines and errors, and the tag of the reasoning it gives.
+        send_reasoning: Whether the reasoning this provider gave goes back, as `reasoning_content`, in
+            the assistant messages of later calls; default: the preset's rule (only DeepSeek's, whose
+            thinking mode answers 400 to a tool loop without it).
 
     Raises:
         ConfigError: No API key was given or found for OpenAI's own API.
@@ -125,9 +136,13 @@ class OpenAIModel(Model):
         http_client: httpx2.AsyncClient | httpx.AsyncClient | None = None,
         timeout: float | None = None,
         provider: str = "openai",
+        send_reasoning: bool | None = None,
     ) -> None:
         self.name = name
         self.provider = provider
+        if send_reasoning is None:
+            send_reasoning = provider in PRESETS and PRESETS[provider].sends_reasoning
+        self._reasoning_back = provider if send_reasoning else None
         self.settings: JSONObject = dict(settings or {})
         self.retry = retry or RetryPolicy()
         if timeout is not None:
@@ -163,7 +178,7 @@ class OpenAIModel(Model):
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""
         with media_errors(self.provider):
-            messages = _messages(request.messages)
+            messages = _messages(request.messages, self._reasoning_back)
         body, headers = self._body(request, stream=False)
 
         async def attempt() -> ModelResponse:
@@ -176,13 +191,13 @@ class OpenAIModel(Model):
         return await with_retries(attempt, self.retry, provider=self.provider)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Stream the answer: text deltas as they come, then `ResponseDone` with tool calls assembled.
+        """Stream the answer: reasoning and text deltas as they come, then `ResponseDone` with tool calls assembled.
 
         A stream that fails or ends before its `finish_reason` (the connection dropped) is
         retried whole under `self.retry`; text already yielded is not yielded again.
         """
         with media_errors(self.provider):
-            messages = _messages(request.messages)
+            messages = _messages(request.messages, self._reasoning_back)
         body, headers = self._body(request, stream=True)
 
         async def open_stream() -> openai.AsyncStream[ChatCompletionChunk]:
@@ -190,7 +205,7 @@ class OpenAIModel(Model):
                 model=self.name, messages=messages, stream=True, extra_body=body, extra_headers=headers
             )
 
-        assembler = partial(_ChunkAssembler, self.name)
+        assembler = partial(_ChunkAssembler, self.name, self.provider)
         async for item in streamed(open_stream, assembler, ERRORS, self.provider, self.retry):
             yield item
 
@@ -236,7 +251,8 @@ def _tool_choice(choice: str) -> JSONObject | str:
     return {"type": "function", "function": {"name": choice}}
 
 
-def _messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
+def _messages(messages: Sequence[Message], reasoning_of: str | None) -> list[ChatCompletionMessageParam]:
+    """The messages as sent; `reasoning_of`: the provider whose reasoning goes back (None: nobody's)."""
     entries: list[JSONObject] = []
     attached: list[JSONObject] = []  # tool results' images and files, sent once the tool messages end
     for message in messages:
@@ -247,6 +263,8 @@ def _messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
             entries.append({"role": "user", "content": attached})
             attached = []
         entries.extend(_CONVERTERS[message.role](message))
+        if reasoning_of is not None and message.role == "assistant":
+            _add_reasoning(entries[-1], message, reasoning_of)
     if attached:
         entries.append({"role": "user", "content": attached})
     return cast("list[ChatCompletionMessageParam]", entries)
@@ -284,6 +302,13 @@ def _assistant_message(message: Message) -> list[JSONObject]:
     if message.tool_calls:
         entry["tool_calls"] = [_call_json(call) for call in message.tool_calls]
     return [entry]
+
+
+def _add_reasoning(entry: JSONObject, message: Message, provider: str) -> None:
+    """Give an assistant entry the reasoning `provider` produced, as DeepSeek's thinking mode wants it back."""
+    said = [part.text for part in message.parts if isinstance(part, ReasoningPart) and part.provider == provider]
+    if any(said):
+        entry["reasoning_content"] = "\n\n".join(text for text in said if text)
 
 
 def _call_json(call: ToolCallPart) -> JSONObject:
@@ -338,8 +363,10 @@ def _parse_completion(completion: object, name: str, provider: str) -> ModelResp
             for call in message.tool_calls or []
             if isinstance(call, ChatCompletionMessageFunctionToolCall)
         ]
+        thought = _reasoning_text(message.model_extra)
         return ModelResponse(
             text=message.content or "",
+            reasoning=[ReasoningPart(text=thought, provider=provider)] if thought else [],
             tool_calls=calls,
             usage=_usage(completion.usage),
             model_name=completion.model or name,
@@ -347,6 +374,17 @@ def _parse_completion(completion: object, name: str, provider: str) -> ModelResp
         )
     except (AttributeError, TypeError, ValueError) as exc:
         raise malformed(provider, f"unexpected chat completion shape ({exc})") from exc
+
+
+def _reasoning_text(extra: dict[str, Any] | None) -> str:
+    """The reasoning in a message's or delta's fields the SDK does not declare, or "" (see the module's docstring)."""
+    if not extra:
+        return ""
+    for key in ("reasoning_content", "reasoning"):
+        value = extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCallPart:
@@ -366,9 +404,12 @@ class _PendingCall:
 
 
 class _ChunkAssembler:
-    """Builds the whole response from stream chunks: text, tool-call fragments by index, usage."""
+    """Builds the whole response from stream chunks: reasoning, text, tool-call fragments by index, usage."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, provider: str) -> None:
+        self.provider = provider
+        self.new_reasoning = ""
+        self.reasoning: list[str] = []
         self.text: list[str] = []
         self.calls: list[_PendingCall] = []
         self.slots: dict[int | None, int] = {}
@@ -392,6 +433,10 @@ class _ChunkAssembler:
                 self.metadata["finish_reason"] = choice.finish_reason
             if choice.delta is None:
                 continue
+            if choice.delta.model_extra:  # the SDK declares no reasoning field: servers add theirs
+                thought = _reasoning_text(choice.delta.model_extra)
+                self.reasoning.append(thought)
+                self.new_reasoning += thought
             text += choice.delta.content or ""
             for fragment in choice.delta.tool_calls or []:
                 self._add(fragment.index, fragment.id, fragment.function)
@@ -412,8 +457,10 @@ class _ChunkAssembler:
 
     def response(self) -> ModelResponse:
         """Return the assembled response."""
+        thought = "".join(self.reasoning)
         return ModelResponse(
             text="".join(self.text),
+            reasoning=[ReasoningPart(text=thought, provider=self.provider)] if thought else [],
             tool_calls=[_tool_call(call.id, call.name, "".join(call.arguments)) for call in self.calls],
             usage=self.usage,
             model_name=self.model_name,

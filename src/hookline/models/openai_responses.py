@@ -48,7 +48,7 @@ from hookline.models._render import (
     user_content,
 )
 from hookline.models._settings import TOOL_ONLY, left_out, usable
-from hookline.models._streaming import streamed
+from hookline.models._streaming import ReasoningJoin, streamed
 from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
@@ -131,7 +131,7 @@ class OpenAIResponsesModel(Model):
         return await with_retries(attempt, self.retry, provider=self.provider)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Stream the answer: text deltas as they come, then `ResponseDone` with every output item assembled.
+        """Stream the answer: reasoning and text deltas as they come, then `ResponseDone` with every item assembled.
 
         A stream that fails or ends before `response.completed` (the connection dropped) is
         retried whole under `self.retry`; text already yielded is not yielded again.
@@ -381,7 +381,7 @@ class _Slot:
 
 
 class _EventAssembler:
-    """Builds the whole response from stream events: output items, text and argument deltas, usage."""
+    """Builds the whole response from stream events: output items, text, reasoning and argument deltas, usage."""
 
     def __init__(self, name: str, provider: str) -> None:
         self.slots: dict[int, _Slot] = {}
@@ -390,6 +390,8 @@ class _EventAssembler:
         self.provider = provider
         self.metadata: JSONObject = {}
         self.incomplete: str | None = None
+        self.new_reasoning = ""
+        self.thinking = ReasoningJoin()
 
     def missing(self) -> str | None:
         """`"response.completed"` until it (or `response.incomplete`) came: before that, the answer may be cut short."""
@@ -407,6 +409,10 @@ class _EventAssembler:
             slot.item, slot.done = found.item, kind.endswith("done")
         elif kind in ("response.created", "response.in_progress", "response.completed", "response.incomplete"):
             self._take(found.response, ended=kind in ("response.completed", "response.incomplete"))
+        elif kind == "response.reasoning_summary_text.delta":
+            self.new_reasoning = self.thinking.piece((found.output_index, "summary", found.summary_index), found.delta)
+        elif kind == "response.reasoning_text.delta":  # open-weight models: the reasoning itself, no summary
+            self.new_reasoning = self.thinking.piece((found.output_index, "text", found.content_index), found.delta)
         elif kind in ("response.failed", "error"):
             raise self._failure(found)
         return ""

@@ -15,7 +15,7 @@ import pytest
 from hookline.agent import Agent
 from hookline.errors import ModelError
 from hookline.messages import Message, ToolCallPart
-from hookline.models import Model, ModelRequest, ModelResponse, ResponseDone, TextDelta, ToolSpec
+from hookline.models import Model, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta, ToolSpec
 from hookline.retry import RetryPolicy
 from hookline.sessions import InMemorySessionStore
 from hookline.testing._serve import Reply, ScriptedServer
@@ -44,7 +44,7 @@ async def collect(model: Model, request: ModelRequest) -> tuple[list[str], Model
     return deltas, done[0]
 
 
-async def _stream_into(model: Model, events: list[TextDelta | ResponseDone]) -> None:
+async def _stream_into(model: Model, events: list[ModelStreamEvent]) -> None:
     """Stream a question into `events`, which keeps what came before an error."""
     async for event in model.stream(ModelRequest(messages=[Message.user("What is the capital of France?")])):
         events.append(event)
@@ -77,7 +77,7 @@ class FaultCases:
         """A stream that stops before its end raises a retryable `ModelError` saying so, after the text it sent."""
         server.enqueue_cut_stream(ANSWER, abrupt=abrupt)
 
-        events: list[TextDelta | ResponseDone] = []
+        events: list[ModelStreamEvent] = []
         async with self.create_model(server.base_url, _ONCE) as model:
             with pytest.raises(ModelError) as caught:
                 await _stream_into(model, events)

@@ -104,8 +104,9 @@ class Reply:
     output_tokens: int = 5
     """Completion tokens to report."""
     reasoning: list[ReasoningPart] = field(default_factory=list)
-    """Reasoning sent before the answer, where the wire format has a place for it (Anthropic's thinking
-    blocks, the Responses API's reasoning items); a part's `data` is sent as redacted or encrypted content."""
+    """Reasoning sent before the answer, in the wire format's place for it (Anthropic's thinking blocks, the
+    Responses API's reasoning items, Chat Completions' `reasoning_content`); a part's `data` is sent as
+    redacted or encrypted content (Chat Completions has no place for it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,8 +42,9 @@ class FakeOpenAIServer(ScriptedServer):
     """A fake OpenAI-compatible server on 127.0.0.1, scripted per test.
 
     Chat Completions (`OpenAIModel`) and the Responses API (`OpenAIResponsesModel`) share
-    one `base_url` and one script; a `Reply`'s `reasoning` reaches only the Responses API,
-    as reasoning items.
+    one `base_url` and one script. A `Reply`'s `reasoning` reaches the Responses API as
+    reasoning items, and Chat Completions as the texts of its parts, joined, in the message's
+    (or, streamed, the deltas') `reasoning_field`, as DeepSeek and vLLM send it.
 
     Example:
         ```python
@@ -63,6 +64,8 @@ class FakeOpenAIServer(ScriptedServer):
 
     def __init__(self) -> None:
         super().__init__()
+        self.reasoning_field = "reasoning_content"
+        """The Chat Completions field a reply's reasoning goes in: "reasoning_content" (DeepSeek) or "reasoning"."""
         self.app.router.routes.append(Route(self.responses_path, self._handle_responses, methods=["POST"]))
 
     async def _handle_responses(self, request: Request) -> Response:
@@ -102,6 +105,9 @@ class FakeOpenAIServer(ScriptedServer):
         if _responses.get():
             return response_json(reply, request)
         message: JSONObject = {"role": "assistant", "content": reply.text or None}
+        reasoning = _reasoning(reply)
+        if reasoning:
+            message[self.reasoning_field] = reasoning
         if reply.tool_calls:
             message["tool_calls"] = [_call_json(call) for call in reply.tool_calls]
         choice = {"index": 0, "message": message, "finish_reason": _finish(reply), "logprobs": None}
@@ -112,6 +118,7 @@ class FakeOpenAIServer(ScriptedServer):
             return response_events(reply, request)
         header = _header(request, "chat.completion.chunk")
         deltas: list[JSONObject] = [{"role": "assistant", "content": ""}]
+        deltas.extend({self.reasoning_field: piece} for piece in pieces(_reasoning(reply)))
         deltas.extend({"content": piece} for piece in pieces(reply.text))
         for index, call in enumerate(reply.tool_calls):
             deltas.extend(_call_deltas(index, call))
@@ -124,6 +131,10 @@ class FakeOpenAIServer(ScriptedServer):
 
 def _header(request: JSONObject, kind: str) -> JSONObject:
     return {"id": "chatcmpl-fake", "object": kind, "created": int(time.time()), "model": request.get("model", "fake")}
+
+
+def _reasoning(reply: Reply) -> str:
+    return "\n\n".join(part.text for part in reply.reasoning if part.text)
 
 
 def _finish(reply: Reply) -> str:
