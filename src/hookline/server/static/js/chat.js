@@ -30,7 +30,7 @@ export class Chat {
 
   apply(event) {
     if (event.partial) return this.showPending(event);
-    if (event.kind === "delta") return this.appendDelta(textOf(event));
+    if (event.kind === "delta") return event.metadata?.reasoning ? undefined : this.appendDelta(textOf(event));
     if (event.kind === "status") return this.addStatus(event);
     if (event.kind === "message") return this.addMessage(event);
   }
