@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from hookline import Agent
-from hookline.server import create_app
-from hookline.sessions import SessionStore
-from hookline.sessions.sqlite import SQLiteSessionStore
-from server.agent import make_agent
+from server.fixtures import make_server, server, store
 from server.live import LiveServer
+
+__all__ = ["browser", "make_server", "open_page", "page", "server", "store"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -47,31 +44,6 @@ def browser() -> Iterator[Browser]:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    return SQLiteSessionStore(tmp_path / "sessions.db")
-
-
-@pytest.fixture
-def make_server(store: SessionStore) -> Iterator[Callable[..., LiveServer]]:
-    servers: list[LiveServer] = []
-
-    def make(agent: Agent | None = None, **options: Any) -> LiveServer:
-        options.setdefault("tokens", {})
-        server = LiveServer(create_app(agent or make_agent(store), store, **options)).start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
-
-
-@pytest.fixture
-def server(make_server: Callable[..., LiveServer]) -> LiveServer:
-    return make_server()
 
 
 @pytest.fixture

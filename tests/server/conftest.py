@@ -6,53 +6,17 @@ The agent is in `agent.py`, the server in `live.py`, the client's side of the AP
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
-from hookline import Agent
-from hookline.server import create_app
-from hookline.sessions import SessionStore
-from hookline.sessions.memory import InMemorySessionStore
-from hookline.sessions.sqlite import SQLiteSessionStore
 from postgres_db import fresh_database
 
-from .agent import make_agent
+from .fixtures import make_server, server, store
 from .live import TOKENS, LiveServer
 
-
-@pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    """The store the server keeps its sessions in."""
-    if os.environ.get("HOOKLINE_TEST_SERVER_STORE") == "memory":
-        return InMemorySessionStore()
-    return SQLiteSessionStore(tmp_path / "sessions.db")
-
-
-@pytest.fixture
-def make_server(store: SessionStore) -> Iterator[Callable[..., LiveServer]]:
-    """Starts servers on `store` (the scripted agent unless given another); stops them after the test."""
-    servers: list[LiveServer] = []
-
-    def make(agent: Agent | None = None, **options: Any) -> LiveServer:
-        options.setdefault("tokens", {})
-        server = LiveServer(create_app(agent or make_agent(store), store, **options)).start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
-
-
-@pytest.fixture
-def server(make_server: Callable[..., LiveServer]) -> LiveServer:
-    """A server without authentication."""
-    return make_server()
+__all__ = ["auth_server", "client", "make_server", "postgres_url", "server", "store"]
 
 
 @pytest.fixture
