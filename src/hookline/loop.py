@@ -31,8 +31,6 @@ from hookline.errors import (
     HookError,
     MaxTurnsExceeded,
     ModelError,
-    SessionExists,
-    SessionNotFound,
     error_summary,
 )
 from hookline.events import Event
@@ -229,10 +227,8 @@ class Run:
             self._status("agent", "run failed", force=True, error=error_summary(error))
         else:
             self._status("agent", f"run {ended}")
-        try:
-            await self.recorder.flush()
-            if saving and self.session is not None:
-                await self.session.store.update_state(self.session.session_id, self.state.data)
+        try:  # the last events and the state, in one write where the store can
+            await self.recorder.flush(state=self.state.data if saving else None)
         except Exception as exc:
             error = error or exc
         if self.history is not None:
@@ -244,17 +240,9 @@ class Run:
     async def _load_session(self) -> None:
         assert self.session is not None
         store, sid = self.session.store, self.session.session_id
-        try:
-            session = await store.get(sid, user=self.session.user, with_events=False)
-        except SessionNotFound:
-            if not self.session.create:
-                raise
-            try:
-                session = await store.create(app=self.agent.app, user=self.session.user or "default", session_id=sid)
-            except SessionExists:  # created meanwhile: by another process, or a killed run's late commit
-                session = await store.get(sid, user=self.session.user, with_events=False)
+        session, prompt = await store.open_for_run(sid, user=self.session.user, create=self.session.create,
+                                                   app=self.agent.app)
         self.state.data, self.scope.user = dict(session.state), session.user
-        prompt = await store.events(sid, view="prompt")
         prompt = await load_media(store, sid, prompt)  # the bytes of images and files the log names
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}

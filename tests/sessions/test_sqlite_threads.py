@@ -128,10 +128,14 @@ def test_run_sync_from_many_threads_on_one_session(shared: SessionStore) -> None
 
 def test_two_event_loops_append_to_one_session_interleaved(shared: SessionStore) -> None:
     asyncio.run(shared.create(session_id="s1"))
+    # Halfway, each loop waits for the other: appends that take turns however fast they are.
+    halfway = threading.Barrier(2)
 
     def work(i: int) -> None:
         async def append() -> None:
             for n in range(APPENDS):
+                if n == APPENDS // 2:
+                    await asyncio.to_thread(halfway.wait, DEADLINE)
                 event = Event(author=f"w{i}", role="user", parts=[TextPart(text=str(n))])
                 stored = await shared.append_event("s1", event)
                 assert stored.author == f"w{i}"

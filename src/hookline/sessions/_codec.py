@@ -223,15 +223,19 @@ def encode_event(event: Event) -> EventRow:
     except _Surrogates:
         event.parts = _PARTS_ADAPTER.validate_python(_replace_surrogates(_PARTS_ADAPTER.dump_python(event.parts)))
         parts = _encode(_PARTS_ADAPTER, event.parts, "parts")
+    metadata = "{}" if event.metadata == {} else _encode_metadata(event)  # most events have none
+    row = (event.session_id, event.seq or 0, event.id, event.kind, event.author, event.role, event.source)
+    return EventRow(*row, event.created_at, parts, metadata)
+
+
+def _encode_metadata(event: Event) -> str:
     if _surrogate_in_keys(event.metadata):
         event.metadata = _replace_surrogates(event.metadata)
     try:
-        metadata = _encode(_METADATA_ADAPTER, event.metadata, "metadata")
+        return _encode(_METADATA_ADAPTER, event.metadata, "metadata")
     except _Surrogates:
         event.metadata = _replace_surrogates(event.metadata)
-        metadata = _encode(_METADATA_ADAPTER, event.metadata, "metadata")
-    row = (event.session_id, event.seq or 0, event.id, event.kind, event.author, event.role, event.source)
-    return EventRow(*row, event.created_at, parts, metadata)
+        return _encode(_METADATA_ADAPTER, event.metadata, "metadata")
 
 
 class _Surrogates(Exception):
@@ -240,7 +244,7 @@ class _Surrogates(Exception):
 
 def _encode(adapter: TypeAdapter[Any], value: Any, field: str) -> str:
     try:
-        return adapter.dump_json(value, warnings="error").decode()
+        return adapter.serializer.to_json(value, warnings="error").decode()  # dump_json, less its wrapper
     except (PydanticSerializationError, ValueError, TypeError) as exc:
         if "surrogates not allowed" in str(exc):
             raise _Surrogates from exc

@@ -22,6 +22,7 @@ __all__ = [
     "APPEND_HEAD_NOTIFY",
     "APPLIED_MIGRATIONS",
     "CLAIM",
+    "CREATE_SESSION",
     "DELETE_SESSION",
     "EVENTS_AFTER",
     "EVENTS_CHANNEL",
@@ -76,6 +77,8 @@ RECORD_MIGRATION = f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES ($
 INSERT_SESSION = (
     f"INSERT INTO hookline_sessions ({_SESSION_COLUMNS}, lock_epoch) VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 0))"
 )
+# `INSERT_SESSION` that leaves a session created meanwhile as it is (no error, nothing written)
+CREATE_SESSION = INSERT_SESSION + " ON CONFLICT (id) DO NOTHING"
 # $1 session_id, $2 user (NULL: any)
 READ_SESSION = f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {_OWNED}"
 # $1 session_id, $2 user (NULL: any); a row back: it exists

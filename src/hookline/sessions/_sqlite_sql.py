@@ -3,11 +3,12 @@
 Laid out as `_postgres_sql.py` is, section by section: the connection, migrations,
 sessions, appends and prepared parts, reads, blobs, run locks. Parameters are named
 (`:session_id`) and passed as a mapping, so a statement that uses one value twice names
-it once; the parameters each statement takes are listed beside it.
+it once (`INSERT_EVENT`, run once per event, takes a tuple); the parameters each statement
+takes are listed beside it.
 
 A whole transaction runs in one hop to the store's thread, but each statement still
 costs a trip through the driver, so the statements fold the work together: the seq bump
-returns the author's pending parts in the same statement (a subquery of its
+tells in the same statement whether any parts are pending (a subquery of its
 `RETURNING`), and a read is one compound `SELECT`, which SQLite runs in one snapshot
 with no `BEGIN` around it.
 """
@@ -22,6 +23,7 @@ __all__ = [
     "APPLIED_MIGRATIONS",
     "BEGIN",
     "BUMP",
+    "BUMP_AND_SAVE_STATE",
     "COMMIT",
     "DELETE_SESSION",
     "INSERT_BLOB",
@@ -91,20 +93,24 @@ UPDATE_STATE = (
 
 # --- appends and prepared parts --------------------------------------------------------------
 
-# Reserve :count seqs and mark the session updated; return the new last seq and, as one
-# JSON list, the pending parts of the appended events' :authors (NULL: none pending).
-# :session_id, :count, :updated_at, :authors; no row back: no such session
-BUMP = (
-    "UPDATE hookline_sessions SET last_seq = last_seq + :count, updated_at = :updated_at WHERE id = :session_id"
-    f" RETURNING last_seq, (SELECT '[' || group_concat({_PENDING_JSON}, ',') || ']' FROM hookline_pending"
-    f" WHERE session_id = :session_id AND {_AUTHORS})"
+# Reserve :count seqs and mark the session updated; return the new last seq and whether
+# any author of the session has parts pending (rarely: then `TAKE_PENDING` takes them).
+# :session_id, :count, :updated_at; no row back: no such session
+_BUMP = (
+    "UPDATE hookline_sessions SET last_seq = last_seq + :count, updated_at = :updated_at<STATE>"
+    " WHERE id = :session_id RETURNING last_seq, EXISTS (SELECT 1 FROM hookline_pending WHERE session_id = :session_id)"
 )
+BUMP = _BUMP.replace("<STATE>", "")
+# `BUMP` that also replaces the session's state (a run's last write): :state besides
+BUMP_AND_SAVE_STATE = _BUMP.replace("<STATE>", ", state = :state")
+# Delete the pending parts of :authors; return each as its partial event's JSON.
 # :session_id, :authors
-TAKE_PENDING = f"DELETE FROM hookline_pending WHERE session_id = :session_id AND {_AUTHORS}"
-# The columns of `EventRow`, by name
+TAKE_PENDING = f"DELETE FROM hookline_pending WHERE session_id = :session_id AND {_AUTHORS} RETURNING {_PENDING_JSON}"
+# The columns of `EventRow`, in order: the one statement run per event takes a tuple,
+# which the driver binds without looking up ten names.
 INSERT_EVENT = (
     "INSERT INTO hookline_events (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)"
-    " VALUES (:session_id, :seq, :id, :kind, :author, :role, :source, :created_at, :parts, :metadata)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # For `prepare_event`: mark the session updated, return the :author's pending parts (NULL: none).
 # :session_id, :updated_at, :author; no row back: no such session

@@ -22,13 +22,59 @@ from contextlib import suppress
 from functools import partial
 from typing import Any
 
-__all__ = ["Abandoned", "Work", "Worker", "wait"]
+__all__ = ["Abandoned", "Job", "Work", "Worker", "wait", "wait_stopped"]
 
 Work = Callable[[sqlite3.Connection], Any]
 """A job's work: called with the connection, in the store's thread."""
-_Jobs = queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Work | None]]
+_Jobs = queue.SimpleQueue["Job | concurrent.futures.Future[None]"]
 # At interpreter exit, how long to wait for each store's thread to close its connection.
 _EXIT_WAIT = 1.0
+_QUEUED, _RUNNING, _DROPPED = "queued", "running", "dropped"
+
+
+class Job:
+    """One job for the store's thread: its work, its outcome, and the event loop future it wakes.
+
+    Lighter than a `concurrent.futures.Future`, as a store runs one per transaction: one
+    caller, one loop, no waiting from other threads. `start` (the store's thread) and
+    `drop` (a cancelled caller) race under a lock, so a job either runs or never does.
+    """
+
+    __slots__ = ("_lock", "_state", "abandoned", "done", "error", "value", "work")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.done: asyncio.Future[None] = loop.create_future()
+        self.work: Work | None = None
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.abandoned = False
+        """Set when the caller is cancelled while the job runs: a write then rolls back."""
+        self._state = _QUEUED
+        self._lock = threading.Lock()
+
+    def start(self) -> bool:
+        """In the store's thread: whether to run the job (False: its caller dropped it)."""
+        with self._lock:
+            if self._state is _DROPPED:
+                return False
+            self._state = _RUNNING
+            return True
+
+    def drop(self) -> bool:
+        """For a cancelled caller: drop the job if it has not started; return whether it was."""
+        with self._lock:
+            if self._state is _QUEUED:
+                self._state = _DROPPED
+                return True
+            return False
+
+    def finish(self, value: Any, error: BaseException | None) -> None:
+        """In the store's thread: keep the outcome and wake the caller's loop."""
+        self.value, self.error = value, error
+        done = self.done
+        # The loop may have been closed since (its caller is gone).
+        with suppress(RuntimeError):
+            done.get_loop().call_soon_threadsafe(_set_done, done)
 
 
 class Worker:
@@ -51,9 +97,9 @@ class Worker:
         self._thread.start()
         _LIVE.add(self)
 
-    def submit(self, job: concurrent.futures.Future[Any], work: Work) -> None:
-        """Queue `work`; its outcome goes to `job`."""
-        self._jobs.put((job, work))
+    def submit(self, job: Job) -> None:
+        """Queue `job`."""
+        self._jobs.put(job)
 
     def stop_job(self) -> concurrent.futures.Future[None]:
         """Ask the thread to close its connection and end after the jobs already queued.
@@ -66,7 +112,7 @@ class Worker:
                 self._stopping = concurrent.futures.Future()
                 _LIVE.discard(self)
                 if self.pid == os.getpid():
-                    self._jobs.put((self._stopping, None))
+                    self._jobs.put(self._stopping)
                 else:
                     self._stopping.set_result(None)
             return self._stopping
@@ -94,19 +140,20 @@ def _serve(jobs: _Jobs, connect: Callable[[], sqlite3.Connection]) -> None:
     """The worker thread: open the connection on the first job, run jobs until told to stop."""
     db: sqlite3.Connection | None = None
     while True:
-        job, work = jobs.get()
-        if work is None:
+        job = jobs.get()
+        if not isinstance(job, Job):
             break
-        if not job.set_running_or_notify_cancel():
+        if not job.start():
             continue  # its caller was cancelled before it started
         try:
             if db is None:
                 db = connect()
-            result = work(db)
+            assert job.work is not None
+            value = job.work(db)
         except BaseException as exc:  # handed to the caller, which raises it
-            job.set_exception(exc)
+            job.finish(None, exc)
         else:
-            job.set_result(result)
+            job.finish(value, None)
     if db is not None:
         with suppress(sqlite3.Error):
             db.close()
@@ -114,33 +161,39 @@ def _serve(jobs: _Jobs, connect: Callable[[], sqlite3.Connection]) -> None:
         job.set_result(None)
 
 
-async def wait(job: concurrent.futures.Future[Any], abandoned: threading.Event | None = None) -> None:
-    """Wait for `job` without blocking the event loop; if cancelled, drop it, or abandon it if it runs.
+async def wait(job: Job, *, abandonable: bool = True) -> Any:
+    """Wait for `job` without blocking the event loop; return what its work returned, or raise what it raised.
 
-    A running job is not waited for: it may be waiting for another process's write lock,
-    and a cancellation (Ctrl-C) must not wait that long. It ends on its own (a write
-    that is `abandoned` rolls back) before the next job of the store starts. Without
-    `abandoned`, the job is neither dropped nor abandoned: it runs to its end.
+    If cancelled, an `abandonable` job is dropped, or abandoned if it runs. A running job
+    is not waited for: it may be waiting for another process's write lock, and a
+    cancellation (Ctrl-C) must not wait that long. It ends on its own (a write that is
+    abandoned rolls back) before the next job of the store starts. A job that is not
+    `abandonable` is neither dropped nor abandoned: it runs to its end.
     """
     try:
-        await _done(job, asyncio.get_running_loop())
+        await job.done
     except asyncio.CancelledError:
-        if abandoned is not None and not job.cancel():
-            abandoned.set()
+        if abandonable and not job.drop():
+            job.abandoned = True
         raise
+    error = job.error
+    if error is not None:
+        job.error = None  # no cycle through the traceback
+        raise error
+    return job.value
 
 
-def _done(job: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-    """An asyncio future of `loop` that is done when `job` is."""
-    done: asyncio.Future[None] = loop.create_future()
-    job.add_done_callback(partial(_wake, loop, done))
-    return done
+async def wait_stopped(stopped: concurrent.futures.Future[None]) -> None:
+    """Wait, without blocking the event loop, until a worker asked to stop has closed its connection."""
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    stopped.add_done_callback(partial(_wake, done))
+    await done
 
 
-def _wake(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None], _job: object) -> None:
+def _wake(done: asyncio.Future[None], _stopped: object) -> None:
     # Runs in the worker thread; the loop may have been closed since (its caller is gone).
     with suppress(RuntimeError):
-        loop.call_soon_threadsafe(_set_done, done)
+        done.get_loop().call_soon_threadsafe(_set_done, done)
 
 
 def _set_done(done: asyncio.Future[None]) -> None:

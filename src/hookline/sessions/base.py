@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hookline.errors import SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.types import View
 
@@ -73,6 +74,10 @@ class SessionStore(ABC):
       back with the part's `blob` set and `data` None, and `load_blobs` gives the bytes.
       A backend that keeps the bytes in the log instead returns parts with `data` and
       needs not override `load_blobs`.
+
+    `open_for_run` (a run's first read) and `append_and_save_state` (its last write) are
+    optional: their defaults call the abstract methods, and a backend overrides them only
+    to do each in one transaction.
     """
 
     @abstractmethod
@@ -124,6 +129,44 @@ class SessionStore(ABC):
     @abstractmethod
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Replace the session's saved state."""
+
+    async def open_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
+    ) -> tuple[Session, builtins.list[Event]]:
+        """The session a run starts on (without its events) and its log in the `prompt` view.
+
+        A session that does not exist is created (for `app` and `user`) when `create` is
+        true; one created meanwhile by someone else is read instead. The default calls
+        `get`, `create` and `events`; a backend may override it to do it all in one
+        transaction.
+
+        Raises:
+            SessionNotFound: No such session of `user` (None: any), and `create` is false
+                (or the id is another user's).
+
+        """
+        try:
+            session = await self.get(session_id, user=user, with_events=False)
+        except SessionNotFound:
+            if not create:
+                raise
+            try:
+                session = await self.create(app=app, user=user or "default", session_id=session_id)
+            except SessionExists:  # created meanwhile: by another process, or a killed run's late commit
+                session = await self.get(session_id, user=user, with_events=False)
+        return session, await self.events(session_id, view="prompt")
+
+    async def append_and_save_state(
+        self, session_id: str, events: Sequence[Event], state: dict[str, Any]
+    ) -> builtins.list[Event]:
+        """Append `events` (there may be none), then replace the saved state; return the events as stored.
+
+        A run's last write. The default calls `append_events`, then `update_state`; a
+        backend may override it to do both in one transaction.
+        """
+        stored = await self.append_events(session_id, events) if events else []
+        await self.update_state(session_id, state)
+        return stored
 
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         """The stored bytes of session `session_id`'s media parts, by digest (`part.blob`).

@@ -19,7 +19,7 @@ from typing import Any
 from typing_extensions import override
 
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound
-from hookline.events import Event, select_view
+from hookline.events import EVENTS_ADAPTER, Event, select_view
 from hookline.sessions._blobs import take_blobs, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
@@ -62,6 +62,11 @@ def _as_stored(event: Event) -> Event:
     """
     row = encode_event(event)
     return event.model_copy(update={"parts": decode_parts(row.parts), "metadata": json.loads(row.metadata)})
+
+
+def _copies(events: list[Event]) -> list[Event]:
+    """Deep copies of stored `events`: rebuilt from their fields, which is faster than `copy.deepcopy`."""
+    return EVENTS_ADAPTER.validate_python(EVENTS_ADAPTER.dump_python(events))
 
 
 def _as_stored_state(state: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +175,7 @@ class InMemorySessionStore(SessionStore):
             record = self._record(session_id, user)
             session = record.session.model_copy(deep=True)
             if with_events:
-                session.events = [e.model_copy(deep=True) for e in self._view(record, "ui", 0)]
+                session.events = _copies(self._view(record, "ui", 0))
         return session
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
@@ -203,7 +208,7 @@ class InMemorySessionStore(SessionStore):
             record.log.extend(stored)
             record.keep(blobs)
             record.session.updated_at = now
-            return [e.model_copy(deep=True) for e in stored]
+            return _copies(stored)
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
@@ -215,12 +220,12 @@ class InMemorySessionStore(SessionStore):
             record.pending[event.author] = partial
             record.keep(blobs)
             record.session.updated_at = now
-            return partial.model_copy(deep=True)
+            return _copies([partial])[0]
 
     @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         with self._mutex:
-            return [e.model_copy(deep=True) for e in self._view(self._record(session_id), view, after_seq)]
+            return _copies(self._view(self._record(session_id), view, after_seq))
 
     @staticmethod
     def _view(record: _Record, view: View, after_seq: int) -> list[Event]:

@@ -57,7 +57,6 @@ from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any, NamedTuple, NoReturn
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 from typing_extensions import override
@@ -89,6 +88,7 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
+from hookline.sessions._postgres_dsn import describe, secrets
 from hookline.sessions._postgres_locks import RunLocks
 from hookline.sessions.base import Blob, Session, SessionStore
 from hookline.types import View
@@ -160,9 +160,9 @@ class PostgresSessionStore(SessionStore):
         dsn = dsn or os.environ.get(DATABASE_URL_ENV)
         if not dsn:
             raise ConfigError(f"PostgresSessionStore needs a DSN: pass one, or set {DATABASE_URL_ENV}")
-        self.where = _describe(dsn)
+        self.where = describe(dsn)
         self._dsn = dsn
-        self._secrets = _secrets(dsn)
+        self._secrets = secrets(dsn)
         self._sizes = (min_size, max_size)
         self._loops: dict[asyncio.AbstractEventLoop, _LoopPool] = {}
         self._loops_guard = threading.Lock()
@@ -357,6 +357,23 @@ class PostgresSessionStore(SessionStore):
         session.events = events
         return session
 
+    @override
+    async def open_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
+    ) -> tuple[Session, list[Event]]:
+        """The session a run starts on and its `prompt` view, in one transaction (created first if missing)."""
+        now = utcnow()
+        async with self._transaction() as conn:
+            row = await conn.fetchrow(sql.READ_SESSION, session_id, user)
+            if row is None and create:  # one created meanwhile (another process) is read instead
+                new = (session_id, app, user or "default", encode_state({}), now, now, self._fence(session_id))
+                await conn.execute(sql.CREATE_SESSION, *new)
+                row = await conn.fetchrow(sql.READ_SESSION, session_id, user)
+            if row is None:
+                raise SessionNotFound(session_id)
+            prompt = await _read_events(conn, session_id, "prompt", 0)
+        return decode_session(*row), prompt
+
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
         """Delete a session and its whole log; `SessionBusy` while a run holds it (in any process)."""
         async with self._transaction() as conn:
@@ -371,6 +388,17 @@ class PostgresSessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        return await self._append(session_id, events, None)
+
+    @override
+    async def append_and_save_state(
+        self, session_id: str, events: Sequence[Event], state: dict[str, Any]
+    ) -> list[Event]:
+        """Append `events` and replace the saved state, in one transaction; return the events as stored."""
+        return await self._append(session_id, events, encode_state(state))
+
+    async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
+        """Append `events`, and replace the state with `state` (JSON) unless it is None."""
         checked, blobs = take_blobs([check_event(e) for e in events])
         authors = sorted({e.author for e in checked})
         now = utcnow()
@@ -393,6 +421,8 @@ class PostgresSessionStore(SessionStore):
                 await conn.executemany(sql.INSERT_EVENT, [encode_event(e) for e in stored])
             except asyncpg.UniqueViolationError as exc:
                 raise SessionBusy(session_id, "another writer took the same seq") from exc
+            if state is not None:  # the row is locked and the fence checked: it updates
+                await conn.execute(sql.UPDATE_STATE, session_id, state, now, fence)
         return stored
 
     @override
@@ -548,33 +578,3 @@ def _lock_key(session_id: str) -> int:
     """Return the 64-bit advisory-lock key of a session id."""
     digest = hashlib.blake2b(session_id.encode(), digest_size=8, person=b"hookline").digest()
     return int.from_bytes(digest, "big", signed=True)
-
-
-def _describe(dsn: str) -> str:
-    """Return `host:port/db` of a DSN, fit for messages: no user, no password, no options.
-
-    Raises:
-        ConfigError: It is not a `postgresql://` URL (asyncpg takes no other form).
-
-    """
-    try:
-        parts = urlsplit(dsn)
-    except ValueError as exc:
-        raise ConfigError(f"the PostgreSQL DSN is not a URL ({exc}); expected postgresql://host:port/db") from None
-    if parts.scheme not in ("postgresql", "postgres"):
-        raise ConfigError(f"the PostgreSQL DSN must start with postgresql://, not {parts.scheme or 'no scheme'}://")
-    hosts = parts.netloc.rpartition("@")[2] or dict(parse_qsl(parts.query)).get("host", "") or "localhost"
-    database = unquote(parts.path.lstrip("/"))
-    return f"{hosts}/{database}" if database else hosts
-
-
-def _secrets(dsn: str) -> tuple[str, ...]:
-    """Return the strings of `dsn` that must never appear in a message: the DSN, its passwords."""
-    parts = urlsplit(dsn)
-    found = {dsn}
-    userinfo = parts.netloc.rpartition("@")[0]
-    if ":" in userinfo:
-        password = userinfo.partition(":")[2]
-        found |= {password, unquote(password)}
-    found |= {value for key, value in parse_qsl(parts.query) if "password" in key.lower()}
-    return tuple(sorted((s for s in found if s), key=len, reverse=True))

@@ -14,6 +14,9 @@ that thread and back; and a script that never calls `aclose()` still exits when 
 work ends (every append is committed before it returns; the connection is closed at
 interpreter exit). A cancelled caller's job is dropped if it has not started; one that
 has started ends on its own, committed or rolled back, before the next job starts.
+An append stamps and encodes its events before its hop, so the thread holds SQLite's
+write lock for the statements alone; a run's first read and last write
+(`open_for_run`, `append_and_save_state`) are one hop each.
 
 `run_lock` is a lease in the `hookline_run_locks` table: taken in a write transaction,
 renewed every `lock_ttl / 3` seconds while held, deleted on release. A lease frees itself
@@ -24,7 +27,6 @@ killed process never blocks a session for long.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
 import json
 import os
@@ -33,8 +35,9 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
@@ -48,6 +51,7 @@ from hookline.sessions._codec import (
     accumulate,
     check_event,
     decode_events,
+    decode_rows,
     decode_session,
     encode_event,
     encode_state,
@@ -59,7 +63,7 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
-from hookline.sessions._sqlite_thread import Abandoned, Worker, wait
+from hookline.sessions._sqlite_thread import Abandoned, Job, Worker, wait, wait_stopped
 from hookline.sessions.base import Blob, Session, SessionStore
 from hookline.types import View
 
@@ -121,8 +125,8 @@ class SQLiteSessionStore(SessionStore):
     def __repr__(self) -> str:
         return f"SQLiteSessionStore({self.path!r})"
 
-    def _submit(self, job: concurrent.futures.Future[_T], work: Callable[[sqlite3.Connection], _T]) -> None:
-        """Queue `work` for the store's thread, starting one if there is none."""
+    def _submit(self, job: Job) -> None:
+        """Queue `job` for the store's thread, starting one if there is none."""
         # Under the lock, so a job is never queued behind the stop of a worker `aclose`
         # took away: every job queued to it comes before its stop.
         with self._worker_lock:
@@ -132,7 +136,7 @@ class SQLiteSessionStore(SessionStore):
                 # At exit `_stop_all` closes it (and waits); the finalizer is for a store
                 # garbage collected while open.
                 weakref.finalize(self, self._worker.stop).atexit = False
-            self._worker.submit(job, work)
+            self._worker.submit(job)
 
     async def _transaction(
         self, work: Callable[[sqlite3.Connection], _T], *, read_only: bool = False, finish: bool = False
@@ -145,17 +149,16 @@ class SQLiteSessionStore(SessionStore):
         of its own, with no `BEGIN` around it. With `finish`, the work runs to its end even
         if the caller is cancelled.
         """
-        job: concurrent.futures.Future[_T] = concurrent.futures.Future()
-        abandoned = None if finish else threading.Event()
-        self._submit(job, work if read_only else partial(_in_transaction, work, abandoned=abandoned))
-        await wait(job, abandoned)
-        with self._errors(read_only=read_only):
-            return job.result()
+        job = Job(asyncio.get_running_loop())
+        job.work = work if read_only else partial(_in_transaction, work, job=None if finish else job)
+        result: _T = await self._run(job, read_only=read_only, finish=finish)
+        return result
 
-    @contextmanager
-    def _errors(self, *, read_only: bool) -> Iterator[None]:
+    async def _run(self, job: Job, *, read_only: bool = False, finish: bool = False) -> Any:
+        """Run `job` in the store's thread; return what its work returns (`StoreError` for a driver error)."""
+        self._submit(job)
         try:
-            yield
+            return await wait(job, abandonable=not finish)
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite database {self.path} {self._problem(exc, read_only)}", where=self.path) from exc
 
@@ -177,7 +180,7 @@ class SQLiteSessionStore(SessionStore):
         with self._worker_lock:
             worker, self._worker = self._worker, None
         if worker is not None:
-            await wait(worker.stop_job())
+            await wait_stopped(worker.stop_job())
 
     @override
     async def create(
@@ -190,9 +193,7 @@ class SQLiteSessionStore(SessionStore):
     ) -> Session:
         session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
         session.created_at = session.updated_at = utcnow()
-        created = iso(session.created_at)
-        row = {"id": session.id, "app": app, "user_id": user, "state": encode_state(session.state)}
-        row |= {"created_at": created, "updated_at": created}
+        row = _session_row(session.id, app, user, session.state, session.created_at)
 
         def insert(db: sqlite3.Connection) -> None:
             try:
@@ -216,6 +217,24 @@ class SQLiteSessionStore(SessionStore):
         session.events = _decode_log(rows)
         return session
 
+    @override
+    async def open_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
+    ) -> tuple[Session, list[Event]]:
+        """The session a run starts on and its `prompt` view, in one trip to the store's thread.
+
+        One `SELECT` reads both; a session created here (when it is missing and `create`
+        is true) is read again by the same job.
+        """
+        params = {"session_id": session_id, "user": user, "after_seq": 0}
+        new = _session_row(session_id, app, user or "default", {}, utcnow()) if create else None
+        job = Job(asyncio.get_running_loop())
+        job.work = partial(_open, params, new, job)
+        rows = await self._run(job)
+        if not rows or rows[0][0] != 0:
+            raise SessionNotFound(session_id)
+        return decode_session(*rows[0][2:]), _decode_log(rows)
+
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
         """Delete a session and its whole log.
 
@@ -237,32 +256,32 @@ class SQLiteSessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        return await self._append(session_id, events, None)
+
+    @override
+    async def append_and_save_state(
+        self, session_id: str, events: Sequence[Event], state: dict[str, Any]
+    ) -> list[Event]:
+        """Append `events` and replace the saved state, in one transaction; return the events as stored."""
+        return await self._append(session_id, events, encode_state(state))
+
+    async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
+        """Append `events`, and replace the state with `state` (JSON) unless it is None."""
         checked, blobs = take_blobs([check_event(e) for e in events])
         now = utcnow()
-        authors = json.dumps(sorted({e.author for e in checked}))
-
-        def append(db: sqlite3.Connection) -> list[Event]:
-            bump = {"session_id": session_id, "count": len(checked), "updated_at": iso(now), "authors": authors}
-            bumped = db.execute(sql.BUMP, bump).fetchone()
-            if bumped is None:
-                raise SessionNotFound(session_id)
-            last_seq, pending_json = bumped
-            pending = {e.author: e for e in decode_events(pending_json or "[]")}
-            if pending:
-                db.execute(sql.TAKE_PENDING, bump)
-            if blobs:
-                db.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
-            stored = [
-                stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
-                for seq, e in enumerate(checked, start=last_seq - len(checked) + 1)
-            ]
-            try:
-                db.executemany(sql.INSERT_EVENT, [_sqlite_row(e) for e in stored])
-            except sqlite3.IntegrityError as exc:
-                raise SessionBusy(session_id, "another writer took the same seq") from exc
-            return stored
-
-        return await self._transaction(append)
+        # Stamped and encoded here, so the store's thread only binds the rows (and merges in
+        # an author's prepared parts, when there are some).
+        stamped = [stamp(e, session_id=session_id, seq=0, now=now) for e in checked]
+        created = iso(now)
+        rows = _event_rows(stamped, created)
+        bump = {"session_id": session_id, "count": len(checked), "updated_at": created, "state": state}
+        statement = sql.BUMP if state is None else sql.BUMP_AND_SAVE_STATE
+        first, merged = await self._transaction(partial(_append, statement, bump, stamped, rows, blobs))
+        for index, event in merged.items():
+            stamped[index] = event
+        for seq, event in enumerate(stamped, first):
+            event.seq = seq
+        return stamped
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
@@ -420,17 +439,15 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
     _in_transaction(migrate, db)
 
 
-def _in_transaction(
-    work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection, *, abandoned: threading.Event | None = None
-) -> _T:
+def _in_transaction(work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection, *, job: Job | None = None) -> _T:
     """Run `work` between `BEGIN IMMEDIATE` and `COMMIT`; roll back if it or the commit fails.
 
-    Roll back too if the caller has `abandoned` it (cancelled while it ran).
+    Roll back too if the caller has abandoned its `job` (cancelled while it ran).
     """
     db.execute(sql.BEGIN)
     try:
         result = work(db)
-        if abandoned is not None and abandoned.is_set():
+        if job is not None and job.abandoned:
             raise Abandoned
         db.execute(sql.COMMIT)
     except BaseException:
@@ -447,6 +464,26 @@ def _after_releasing(
 ) -> _T:
     db.executemany(sql.RELEASE_LEASE, [{"session_id": session_id, "owner": owner} for session_id, owner in leases])
     return work(db)
+
+
+_OPEN = sql.read_log("prompt", session=True)
+
+
+def _open(params: Mapping[str, Any], new: Mapping[str, Any] | None, job: Job, db: sqlite3.Connection) -> list[Any]:
+    """`open_for_run` in the store's thread: the rows of `sql.read_log`, once the session is created if `new`."""
+    rows = _fetch(_OPEN, params, db)
+    if new is None or (rows and rows[0][0] == 0):
+        return rows
+    with suppress(sqlite3.IntegrityError):  # created meanwhile: by another process (or it is another user's)
+        _in_transaction(partial(_fetch, sql.INSERT_SESSION, new), db, job=job)
+    return _fetch(_OPEN, params, db)
+
+
+def _session_row(session_id: str, app: str, user: str, state: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The parameters of `sql.INSERT_SESSION` for a new session, created `now`."""
+    created = iso(now)
+    row = {"id": session_id, "app": app, "user_id": user, "state": encode_state(state)}
+    return row | {"created_at": created, "updated_at": created}
 
 
 def _fetch(query: str, params: Mapping[str, Any], db: sqlite3.Connection) -> list[Any]:
@@ -478,10 +515,58 @@ def _alive(pid: int) -> bool:
 
 
 def _sqlite_row(event: Event) -> dict[str, Any]:
-    """The parameters of `sql.INSERT_EVENT` and `sql.SAVE_PENDING` for `event`."""
+    """The parameters of `sql.SAVE_PENDING` for `event`."""
     row = encode_event(event)._asdict()
     row["created_at"] = iso(row["created_at"])
     return row
+
+
+def _event_rows(events: Iterable[Event], created_at: str) -> list[tuple[Any, ...]]:
+    """The parameters of `sql.INSERT_EVENT` for stamped `events`, all created at `created_at` (their seq 0)."""
+    return [(*row[:7], created_at, *row[8:]) for row in map(encode_event, events)]
+
+
+def _append(
+    statement: str, bump: dict[str, Any], events: list[Event], rows: list[tuple[Any, ...]],
+    blobs: Mapping[str, Blob], db: sqlite3.Connection,
+) -> tuple[int, dict[int, Event]]:
+    """Append stamped `events` (seq 0, `rows` their rows) after the `statement` that bumps the seq.
+
+    Return the first seq, and by index the events merged with their author's prepared parts.
+    """
+    session_id = bump["session_id"]
+    bumped = db.execute(statement, bump).fetchone()
+    if bumped is None:
+        raise SessionNotFound(session_id)
+    last_seq, any_pending = bumped
+    merged = _merge_pending(db, session_id, events, rows) if any_pending else {}
+    if blobs:
+        db.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
+    first = last_seq - len(events) + 1
+    try:
+        db.executemany(sql.INSERT_EVENT, [(row[0], seq, *row[2:]) for seq, row in enumerate(rows, first)])
+    except sqlite3.IntegrityError as exc:
+        raise SessionBusy(session_id, "another writer took the same seq") from exc
+    return first, merged
+
+
+def _merge_pending(
+    db: sqlite3.Connection, session_id: str, events: list[Event], rows: list[tuple[Any, ...]]
+) -> dict[int, Event]:
+    """Take the pending parts of the events' authors; merge each into its author's first event (and its row).
+
+    Return the merged events by index: new events, the prepared parts before the event's own.
+    """
+    authors = {"session_id": session_id, "authors": json.dumps(sorted({e.author for e in events}))}
+    pending = {e.author: e for e in decode_rows(db.execute(sql.TAKE_PENDING, authors))}
+    merged = {
+        index: merge_pending(pending.pop(event.author), event)
+        for index, event in enumerate(events)
+        if event.author in pending
+    }
+    for index, event in merged.items():
+        (rows[index],) = _event_rows([event], rows[index][7])
+    return merged
 
 
 def _blob_rows(session_id: str, blobs: Mapping[str, Blob]) -> list[dict[str, Any]]:

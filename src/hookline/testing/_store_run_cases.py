@@ -28,7 +28,7 @@ from hookline import (
 from hookline.conversation import conversation_problem
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
-from hookline.testing._store_cases import fresh, user_says
+from hookline.testing._store_cases import fresh, status, user_says
 
 __all__ = ["RunCases"]
 
@@ -125,6 +125,62 @@ class RunCases:
         async with store.run_lock(session_id):
             await store.create(session_id=session_id)
             assert (await store.append_event(session_id, user_says("hi"))).seq == 1
+
+    # --- a run's first read and last write: open_for_run, append_and_save_state ---------------
+
+    async def test_open_for_run_creates_a_missing_session(self, store: SessionStore) -> None:
+        """`open_for_run` creates a missing session for its app and user, with an empty log."""
+        session_id = fresh("s")
+        session, prompt = await store.open_for_run(session_id, user="u1", app=fresh("app"))
+        assert (session.id, session.user, session.state, prompt) == (session_id, "u1", {}, [])
+        stored = await store.get(session_id, user="u1")
+        assert (stored.app, stored.created_at) == (session.app, session.created_at)
+        again, _ = await store.open_for_run(session_id, user="u1")
+        assert again == session
+
+    async def test_open_for_run_reads_the_state_and_the_prompt_view(self, store: SessionStore) -> None:
+        """`open_for_run` of an existing session returns its state and its log in the `prompt` view."""
+        session = await store.create(user="u1", state={"k": "v"})
+        await store.append_events(session.id, [user_says("hi"), Event.status("calc", "agent", "working")])
+        await store.prepare_event(session.id, user_says("later"))
+        opened, prompt = await store.open_for_run(session.id, user="u1", create=False)
+        assert (opened.id, opened.state) == (session.id, {"k": "v"})
+        assert prompt == await store.events(session.id, view="prompt")
+        assert [(e.seq, e.text) for e in prompt] == [(1, "hi")]
+        anyone, _ = await store.open_for_run(session.id, user=None, create=False)
+        assert anyone.user == "u1"
+
+    async def test_open_for_run_never_reaches_a_missing_or_foreign_session(self, store: SessionStore) -> None:
+        """Without `create` a missing id is `SessionNotFound`; another user's session is never opened nor taken."""
+        with pytest.raises(SessionNotFound):
+            await store.open_for_run(fresh("missing"), create=False)
+        theirs = await store.create(user="u1")
+        for create in (False, True):
+            with pytest.raises(SessionNotFound):
+                await store.open_for_run(theirs.id, user="u2", create=create)
+        assert (await store.get(theirs.id)).user == "u1"
+
+    async def test_append_and_save_state_appends_and_saves(self, store: SessionStore) -> None:
+        """`append_and_save_state` appends like `append_events` (prepared parts merged) and replaces the state."""
+        session = await store.create(state={"old": 1})
+        await store.append_event(session.id, user_says("hi"))
+        await store.prepare_event(session.id, user_says("prepared "))
+        stored = await store.append_and_save_state(session.id, [user_says("now"), status("done")], {"new": [1, 2]})
+        assert [(e.seq, e.text) for e in stored] == [(2, "prepared now"), (3, "done")]
+        assert stored == (await store.events(session.id))[1:]
+        reread = await store.get(session.id)
+        assert reread.state == {"new": [1, 2]}
+        assert not any(e.partial for e in reread.events)
+
+    async def test_append_and_save_state_without_events_saves_the_state(self, store: SessionStore) -> None:
+        """With no events `append_and_save_state` saves the state alone; a missing session is `SessionNotFound`."""
+        session = await store.create()
+        await store.append_event(session.id, user_says("hi"))
+        assert await store.append_and_save_state(session.id, [], {"k": "v"}) == []
+        assert (await store.get(session.id)).state == {"k": "v"}
+        assert [e.seq for e in await store.events(session.id)] == [1]
+        with pytest.raises(SessionNotFound):
+            await store.append_and_save_state(fresh("missing"), [user_says("lost")], {"k": "v"})
 
     # --- delete while a run holds the session ----------------------------------------------
 
