@@ -394,7 +394,6 @@ class PostgresSessionStore(SessionStore):
     async def append_and_save_state(
         self, session_id: str, events: Sequence[Event], state: dict[str, Any]
     ) -> list[Event]:
-        """Append `events` and replace the saved state, in one transaction; return the events as stored."""
         return await self._append(session_id, events, encode_state(state))
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
