@@ -13,7 +13,8 @@
 - `tracing`: OpenTelemetry on (the SDK, a `SimpleSpanProcessor`, an in-memory exporter);
   `tracing-content` adds `include_content=True`.
 
-The `seqdb` phase persists each run to a fresh session of a `SQLiteSessionStore` file.
+The `seqdb` phase persists each run to a fresh session of a `SQLiteSessionStore` file
+(synchronous=NORMAL; with `sqlite-full` in `BENCH_FEATURES`, synchronous=FULL: an fsync per commit).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from hookline.usage import Usage
 
 NAME = "hookline"
 PERSISTS = True
-FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content")
+FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content", "sqlite-full")
 
 
 def version() -> str:
@@ -87,7 +88,7 @@ def _store(setup: Setup, on: set[str]) -> SessionStore | None:
     if setup.db_path is not None:
         from hookline.sessions import SQLiteSessionStore
 
-        return SQLiteSessionStore(str(setup.db_path))
+        return SQLiteSessionStore(str(setup.db_path), synchronous="FULL" if "sqlite-full" in on else "NORMAL")
     if "memory" in on:
         from hookline.sessions import InMemorySessionStore
 
