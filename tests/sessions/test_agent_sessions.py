@@ -8,51 +8,20 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from hookline import Agent, State, ToolCallPart, hook, tool
+from hookline import State, hook
 from hookline.conversation import conversation_problem
-from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import SessionStore, SQLiteSessionStore
+from hookline.testing._store_run_cases import Adder
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).parent
 
 
-class Recorder:
-    """A scripted model that calls `add` once per prompt, and keeps every request."""
-
-    def __init__(self) -> None:
-        self.requests: list[ModelRequest] = []
-
-    def __call__(self, request: ModelRequest) -> ModelResponse:
-        self.requests.append(request)
-        last = request.messages[-1]
-        if last.role == "user":
-            n = len(self.requests)
-            return ModelResponse(tool_calls=[ToolCallPart(id=f"c{n}", name="add", arguments={"a": n, "b": 1})])
-        return ModelResponse(text=f"sum is {last.tool_results[0].content}")
-
-
-effects: list[int] = []
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    effects.append(a + b)
-    return a + b
-
-
-def make_agent(store: SessionStore, model: Recorder, **kwargs: Any) -> Agent:
-    return Agent(name="calc", model=FunctionModel(model), tools=[add], session_store=store, **kwargs)
-
-
 async def test_interrupted_run_resumes_from_a_new_store_instance(tmp_path: Path) -> None:
-    effects.clear()
     path = str(tmp_path / "s.db")
 
     @hook
@@ -60,20 +29,20 @@ async def test_interrupted_run_resumes_from_a_new_store_instance(tmp_path: Path)
         for call in state.tool_calls:
             state.interrupt(call.id, "adding needs approval")
 
+    first, second = Adder(), Adder()
     async with SQLiteSessionStore(path) as store:
-        agent = make_agent(store, Recorder(), hooks={"before_tool": [ask_first]})
-        paused = await agent.prompt("add").session("s3")
+        paused = await first.agent(store, hooks={"before_tool": [ask_first]}).prompt("add").session("s3")
     assert paused.stop_reason == "interrupted"
     assert [(i.call_id, i.reason) for i in paused.interruptions] == [("c1", "adding needs approval")]
-    assert effects == []
+    assert first.effects == []
 
     async with SQLiteSessionStore(path) as store:
-        agent = make_agent(store, Recorder(), hooks={"before_tool": [ask_first]})
+        agent = second.agent(store, hooks={"before_tool": [ask_first]})
         done = await agent.resume("s3", approvals={"c1": True})
         again = await agent.resume("s3", approvals={"c1": True})
     assert done.stop_reason == "completed"
     assert done.output == "sum is 2"
-    assert effects == [2], "an approved call runs once, even when resume is called twice"
+    assert second.effects == [2], "an approved call runs once, even when resume is called twice"
     assert again.stop_reason == "completed"
 
 
@@ -113,7 +82,7 @@ async def test_resume_streams_like_a_prompt(store: SessionStore) -> None:
     def ask_first(state: State) -> None:
         state.interrupt(state.tool_calls[0].id, "check")
 
-    agent = make_agent(store, Recorder(), hooks={"before_tool": [ask_first]})
+    agent = Adder().agent(store, hooks={"before_tool": [ask_first]})
     await agent.prompt("add").session("s5")
     request = agent.resume("s5", approvals={"c1": True})
     events = [event async for event in request.stream()]

@@ -35,7 +35,7 @@ __all__ = ["RunCases"]
 _HELD = "a run holds it; cancel the run or wait for it to end"
 
 
-class _Adder:
+class Adder:
     """A scripted model that calls `add` once per prompt, and keeps every request; `add` counts its runs."""
 
     def __init__(self) -> None:
@@ -211,7 +211,7 @@ class RunCases:
 
     async def test_a_session_keeps_the_conversation_and_state(self, store: SessionStore) -> None:
         """An agent's runs on one session see the earlier turns and keep `State.data`."""
-        model, session_id = _Adder(), fresh("s")
+        model, session_id = Adder(), fresh("s")
 
         @hook
         def count_runs(state: State) -> None:
@@ -233,7 +233,7 @@ class RunCases:
 
     async def test_prepared_parts_join_the_next_prompt_first(self, store: SessionStore) -> None:
         """Parts prepared by the user come first in their next prompt."""
-        model, session_id = _Adder(), fresh("s")
+        model, session_id = Adder(), fresh("s")
         await store.create(session_id=session_id)
         edit = ToolCallPart(id="u1", name="write_file", arguments={"path": "a.txt", "text": "hi"})
         written = ToolResultPart(call_id="u1", content="written", name="write_file")
@@ -249,7 +249,7 @@ class RunCases:
 
     async def test_an_interrupted_run_resumes_and_runs_the_call_once(self, store: SessionStore) -> None:
         """An interrupted run resumes, and an approved call runs once however often `resume` is called."""
-        model, session_id = _Adder(), fresh("s")
+        model, session_id = Adder(), fresh("s")
         agent = model.agent(store, hooks={"before_tool": [_ask_first]})
         paused = await agent.prompt("add").session(session_id)
         assert paused.stop_reason == "interrupted"
@@ -263,7 +263,7 @@ class RunCases:
 
     async def test_a_refused_call_answers_the_model(self, store: SessionStore) -> None:
         """A refused call is answered to the model as an error result."""
-        model, session_id = _Adder(), fresh("s")
+        model, session_id = Adder(), fresh("s")
         agent = model.agent(store, hooks={"before_tool": [_ask_first]})
         await agent.prompt("add").session(session_id)
         result = await agent.resume(session_id, approvals={"c1": "not today"})
@@ -304,7 +304,7 @@ class RunCases:
         await store.append_event(session_id, Event(author="user", role="user", parts=[TextPart(text="go")]))
         call = ToolCallPart(id="lost", name="add", arguments={"a": 1, "b": 2})
         await store.append_event(session_id, Event.from_message(Message(role="assistant", parts=[call]), "calc"))
-        model = _Adder()
+        model = Adder()
         await model.agent(store).prompt("hello again").session(session_id)
         seen = model.requests[0].messages
         assert conversation_problem(seen) is None
