@@ -193,6 +193,8 @@ class RunCases:
                 await store.delete(session.id)
             assert caught.value.session_id == session.id
             assert session.id in str(caught.value)
+            with pytest.raises(SessionBusy):  # the owner's own delete waits for the run too
+                await store.delete(session.id, user="u1")
             with pytest.raises(SessionNotFound):  # another user's session is not theirs to know about
                 await store.delete(session.id, user="u2")
         assert [e.text for e in await store.events(session.id)] == ["hi"]
