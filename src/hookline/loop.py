@@ -302,7 +302,7 @@ class Run:
         self.recorder.add(Event.from_message(prompt, "user"))
         if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
-            stored = await load_media(self.session.store, self.session.session_id, stored)
+            stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)
             prompt = user_actions_as_text(stored[-1].to_message()) if stored else prompt
         self._append(prompt, author=None)
 

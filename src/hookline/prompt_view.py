@@ -58,11 +58,15 @@ def _attach(messages: list[Message], documents: tuple[DocumentPart, ...]) -> Non
     messages.append(Message.from_valid_parts("user", documents))
 
 
-async def load_media(store: SessionStore, session_id: str, events: list[Event]) -> list[Event]:
+async def load_media(
+    store: SessionStore, session_id: str, events: list[Event], known: Sequence[Part] = ()
+) -> list[Event]:
     """`events`, read from `store`, with the bytes of their media parts loaded again.
 
-    Events without such parts are given back as they are; the others are copies, so an
-    event already handed to a stream keeps its parts as stored (`blob`, no bytes).
+    Bytes held by the parts of `known` (what the run just wrote: its prompt) are taken from
+    them; only the others are read from the store. Events without such parts are given
+    back as they are; the others are copies, so an event already handed to a stream keeps
+    its parts as stored (`blob`, no bytes).
 
     Raises:
         StoreError: The log names bytes the store does not hold.
@@ -70,7 +74,9 @@ async def load_media(store: SessionStore, session_id: str, events: list[Event]) 
     wanted = {part.blob for event in events for part in _media_of(event.parts) if part.data is None and part.blob}
     if not wanted:
         return events
-    blobs = await store.load_blobs(session_id, wanted)
+    blobs = {digest: blob for digest, blob in _held(known) if digest in wanted}
+    if len(blobs) < len(wanted):
+        blobs.update(await store.load_blobs(session_id, wanted - blobs.keys()))
     missing = wanted - blobs.keys()
     if missing:
         raise StoreError(f"the log of session {session_id!r} names {len(missing)} stored image(s) or file(s) "
@@ -87,6 +93,12 @@ def _media_of(parts: Sequence[Part]) -> list[ImagePart | FilePart]:
         elif isinstance(part, ToolResultPart) and part.attachments:
             found.extend(part.attachments)
     return found
+
+
+def _held(parts: Sequence[Part]) -> list[tuple[str, Blob]]:
+    """The bytes `parts` hold, by digest."""
+    return [(media.digest(), Blob(media.media_type or "", media.data))
+            for media in _media_of(parts) if media.data is not None]
 
 
 def _loaded(part: Part, blobs: Mapping[str, Blob]) -> Part:

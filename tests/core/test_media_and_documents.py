@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from hookline import Agent, ConfigError, DocumentPart, FilePart, ImagePart, Mess
 from hookline.errors import StoreError
 from hookline.messages import ToolCallPart
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
-from hookline.sessions import SQLiteSessionStore
+from hookline.sessions import Blob, SQLiteSessionStore
 
 pytestmark = pytest.mark.anyio
 
@@ -180,4 +181,29 @@ async def test_the_streamed_prompt_names_its_stored_image_by_digest_and_the_mode
     sent = seen.requests[0].messages[0].parts[1]
     assert isinstance(sent, ImagePart)
     assert sent.data == PIXEL
+    await store.aclose()
+
+
+class CountingLoads(SQLiteSessionStore):
+    """A SQLite store counting the digests asked of `load_blobs`."""
+
+    asked: list[str]
+
+    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
+        digests = list(digests)
+        self.asked = [*getattr(self, "asked", []), *digests]
+        return await super().load_blobs(session_id, digests)
+
+
+async def test_the_prompts_own_bytes_are_not_read_back_from_the_store(tmp_path: Path) -> None:
+    store = CountingLoads(tmp_path / "s.db")
+    seen = Recording()
+    await Agent(model=seen.model, session_store=store).prompt(["What is this?", ImagePart(media_type="image/png",
+                                                                                            data=PIXEL)]).session("s")
+    sent = seen.requests[0].messages[0].parts[1]
+    assert isinstance(sent, ImagePart)
+    assert sent.data == PIXEL
+    assert getattr(store, "asked", []) == []
+    await Agent(model=Recording().model, session_store=store).prompt("And its colour?").session("s")
+    assert store.asked == [hashlib.sha256(PIXEL).hexdigest()]  # a later run reads them, once
     await store.aclose()
