@@ -33,7 +33,7 @@ from hookline.loop import Run, SessionTarget
 from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, TextPart
 from hookline.models import Model, ModelSettings, ToolSpec, resolve_model
 from hookline.result import Interruption, RunResult
-from hookline.resume import Answer, Approval, parse_approvals
+from hookline.resume import Answer, Approval, AuditLines, parse_approvals
 from hookline.sessions import SessionStore
 from hookline.state import State
 from hookline.tools import Tool, ToolFunction, as_tool, to_content
@@ -192,6 +192,7 @@ class Agent:
         user: str | None = None,
         store: SessionStore | None = None,
         wait: float = 5.0,
+        audit: AuditLines | None = None,
     ) -> PromptRequest:
         """Continue an interrupted run from its session log: await it, `.run_sync()` or `.stream()` it.
 
@@ -208,10 +209,13 @@ class Agent:
             user: The session's owner, to check it; None finds the session by id alone.
             store: The session store (default: the agent's).
             wait: Seconds to wait for another run on this session before `SessionBusy`.
+            audit: Gives the events to record right before the paused calls run or are refused
+                (e.g. who decided each one), from those calls and the approvals; only a run that
+                applies the approvals records them, under the session's run lock.
         """
         parsed = parse_approvals(approvals)
         request = PromptRequest(self, None).session(session_id, user=user, store=store, wait=wait, create=False)
-        request._options.approvals = parsed
+        request._options.approvals, request._options.audit = parsed, audit
         return request
 
     def as_tool(self, name: str, description: str) -> Tool:
@@ -400,6 +404,7 @@ class _Options:
     store: SessionStore | None = None
     wait: float = 5.0
     approvals: dict[str, Answer] | None = None
+    audit: AuditLines | None = None
     create: bool = True
     model_settings: ModelSettings | None = None
     deps: Any = None
@@ -530,8 +535,8 @@ class PromptRequest:
             store = options.store or self.agent.session_store
             target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
-                  queue=queue, approvals=options.approvals, deps=options.deps, documents=options.documents,
-                  model_settings=self.agent.model_settings.merged(options.model_settings))
+                  queue=queue, approvals=options.approvals, audit=options.audit, deps=options.deps,
+                  documents=options.documents, model_settings=self.agent.model_settings.merged(options.model_settings))
         self._active = run
         return self._execute(run)
 

@@ -26,13 +26,7 @@ from hookline._context_var import current_contexts
 from hookline.agent_spec import AgentSpec
 from hookline.conversation import ConversationCheck, open_calls, user_actions_as_text
 from hookline.decision import Decision
-from hookline.errors import (
-    ConfigError,
-    HookError,
-    MaxTurnsExceeded,
-    ModelError,
-    error_summary,
-)
+from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, error_summary
 from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart
@@ -40,7 +34,16 @@ from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, Rea
 from hookline.prompt_view import PromptView, load_media
 from hookline.recorder import Recorder
 from hookline.result import Interruption, RunResult
-from hookline.resume import DIED_REASON, Answer, check_resumption, edit_event, held_messages, plan_resume, started_calls
+from hookline.resume import (
+    DIED_REASON,
+    Answer,
+    AuditLines,
+    check_resumption,
+    edit_event,
+    held_messages,
+    plan_resume,
+    started_calls,
+)
 from hookline.run_scope import RunScope
 from hookline.sessions._codec import encode_state
 from hookline.sessions.base import SessionStore
@@ -86,13 +89,14 @@ class Run:
         model_settings: ModelSettings | None = None,
         deps: Any = None,
         documents: tuple[DocumentPart, ...] = (),
+        audit: AuditLines | None = None,
     ) -> None:
         self.agent = agent
         self.prompt = prompt
         self.history = history
         self.max_turns = max_turns or agent.max_turns
         self.session = session
-        self.approvals = approvals
+        self.approvals, self.audit = approvals, audit
         store = session.store if session else None
         self.recorder = Recorder(store, session.session_id if session else None, queue)
         self.buffer = TurnBuffer()
@@ -502,6 +506,8 @@ class Run:
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
         self.buffer.messages.extend(held_messages(self._log_tail))
+        for event in self.audit(pending, self.approvals or {}) if self.audit else ():  # e.g. who decided each call
+            self.recorder.add(event)
         for call_id, edited in self._edits.items():  # the user's edit is on record before the call runs
             self.recorder.add(edit_event(self._unanswered[call_id], edited, self.scope.user))
             self._unanswered[call_id] = edited

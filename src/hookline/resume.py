@@ -7,7 +7,9 @@ never re-run silently: it comes back as an interruption until the user approves 
 
 An edit of a call's arguments is checked against the tool's schema before anything is
 recorded, and recorded as the user's (`edit_event`) before the call runs: the log keeps the
-model's call as it was made, and the user's change beside it.
+model's call as it was made, and the user's change beside it. Whoever resumes may have more
+recorded at that point (`AuditLines`: the server's "alice approved ..."): the resumption writes
+it under the session's run lock, so only a resumption that applies its decisions records it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from hookline.result import Interruption
 from hookline.tools import Tool
 
 __all__ = [
-    "DIED_REASON", "Answer", "Approval", "check_resumption", "edit_event", "edited_calls", "held_messages",
-    "parse_approvals", "paused_calls", "plan_resume", "started_calls",
+    "DIED_REASON", "Answer", "Approval", "AuditLines", "check_resumption", "edit_event", "edited_calls",
+    "held_messages", "parse_approvals", "paused_calls", "plan_resume", "started_calls",
 ]
 
 Approval = bool | str | Mapping[str, Any]
@@ -37,6 +39,11 @@ refuses it (`{"approve": True}` runs it)."""
 
 Answer = bool | str | dict[str, Any]
 """An `Approval` in its one form per meaning: `True`, `False`, a reason, or `{"args": {...}}`."""
+
+AuditLines = Callable[[Sequence[ToolCallPart], Mapping[str, Answer]], Sequence[Event]]
+"""Builds the events a resumption records before its paused calls run or are refused, from
+those calls (as the model made them) and the approvals: e.g. who decided each one. It is
+called once the approvals are checked against the session, while the run holds its lock."""
 
 _KEYS = ("approve", "args", "reason")
 

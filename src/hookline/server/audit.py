@@ -1,68 +1,52 @@
-"""What the server writes into a session's log beside the loop: who decided an approval.
+"""What the server has a resume write into a session's log: who decided an approval.
 
-**Approvals.** Before a resume runs, each paused call its approvals decide gets a status
-line in the log: "alice approved danger(target='prod')", "alice denied danger: too risky",
-with `metadata["approval"]` holding the call, the decision, the reason and the user; the
-line's `created_at` is when. It is written while the server holds the session's run lock,
-so a resume that would answer 409 `busy` records nothing; one whose approvals name a call
-the session never made records nothing either (it answers 422), nor one whose edited
-arguments do not fit their tool (checked here, before anything is written). An approval
-that edits the arguments says so: "alice approved danger(target='staging') (arguments
-edited)". A call named again after it was answered is no decision, and gets no line.
+**Approvals.** Each paused call a resume's approvals decide gets a status line in the log:
+"alice approved danger(target='prod')", "alice denied danger: too risky", with
+`metadata["approval"]` holding the call, the decision, the reason and the user; the line's
+`created_at` is when. An approval that edits the arguments says so: "alice approved
+danger(target='staging') (arguments edited)". A call named again after it was answered is
+no decision, and gets no line.
+
+The resume run writes the lines itself (`Agent.resume(audit=approval_audit(user))`): while
+it holds the session's run lock, once it has loaded the session and checked the approvals
+against the paused calls, right before those calls run or are refused (and before the
+user's edit of a call's arguments goes on record). So only a resume that applies its
+decisions leaves lines: one that answers 409 `busy` records nothing, nor one that finds the
+calls answered meanwhile by another resume, nor one whose approvals name a call the
+session never made or whose edited arguments do not fit their tool (it answers 422).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
-from hookline.agent_spec import AgentSpec
-from hookline.conversation import open_calls
 from hookline.events import Event
 from hookline.messages import ToolCallPart
-from hookline.result import Interruption
-from hookline.resume import Answer, edited_calls, paused_calls
+from hookline.resume import Answer, AuditLines
 from hookline.server.forking import FORK_AUTHOR
-from hookline.sessions import SessionStore
-from hookline.state import State
 
-__all__ = ["approval_lines", "record_approvals"]
+__all__ = ["approval_audit", "approval_lines"]
 
 
-async def record_approvals(
-    store: SessionStore, session_id: str, user: str, approvals: Mapping[str, Answer], agent: AgentSpec | None = None
-) -> list[Event]:
-    """Write who approved or denied which paused call, before the resume that applies it runs; answer the lines.
-
-    Raises:
-        SessionBusy: A run holds the session (the resume would answer 409 too).
-        ConfigError: Edited arguments do not fit the tool of `agent` (nothing is written).
-    """
-    async with store.run_lock(session_id, timeout=0.0):
-        log = await store.events(session_id, view="all")
-        if agent is not None and any(isinstance(answer, dict) for answer in approvals.values()):
-            messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
-            edited_calls(open_calls(messages), approvals, agent.tools_for(State(agent, messages)))
-        lines = approval_lines(log, approvals, user)
-        return await store.append_events(session_id, lines) if lines else []
+def approval_audit(user: str) -> AuditLines:
+    """The audit of a resume by `user`, for `Agent.resume(audit=...)`: one line per paused call it decides."""
+    return partial(approval_lines, user=user)
 
 
-def approval_lines(log: Sequence[Event], approvals: Mapping[str, Answer], user: str) -> list[Event]:
-    """The audit lines for `approvals` on a log: one per paused call they decide (none if they name unknown calls)."""
-    made = {p.id for e in log if e.kind == "message" and e.role == "assistant" for p in e.parts
-            if isinstance(p, ToolCallPart)}
-    if any(call_id not in made for call_id in approvals):
-        return []  # the resume answers 422 and must record nothing
-    return [_line(call, approvals[call.call_id], user) for call in paused_calls(log) if call.call_id in approvals]
+def approval_lines(calls: Sequence[ToolCallPart], approvals: Mapping[str, Answer], user: str) -> list[Event]:
+    """The audit lines of `user`'s `approvals`: one per call of `calls` (the paused ones, as made) they decide."""
+    return [_line(call, approvals[call.id], user) for call in calls if call.id in approvals]
 
 
-def _line(call: Interruption, answer: Answer, user: str) -> Event:
+def _line(call: ToolCallPart, answer: Answer, user: str) -> Event:
     edited = isinstance(answer, dict)
     approved = answer is True or edited
     reason = answer if isinstance(answer, str) else ""
     arguments = answer["args"] if isinstance(answer, dict) else call.arguments
     shown = f"{call.name}({_arguments(arguments)})" + (" (arguments edited)" if edited else "")
     text = f"{user} {'approved' if approved else 'denied'} {shown}" + (f": {reason}" if reason else "")
-    approval = {"call_id": call.call_id, "name": call.name, "decision": "approved" if approved else "denied",
+    approval = {"call_id": call.id, "name": call.name, "decision": "approved" if approved else "denied",
                 "reason": reason, "user": user}
     return Event.status(FORK_AUTHOR, "agent", text, approval=approval | ({"arguments": arguments} if edited else {}))
 

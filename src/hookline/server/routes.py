@@ -21,7 +21,6 @@ Where the HTTP surface adds its own reading of an error:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -36,7 +35,6 @@ from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import ConfigError, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
 from hookline.resume import parse_approvals
-from hookline.server.audit import record_approvals
 from hookline.server.auth import current_user
 from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
@@ -230,8 +228,9 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     `{"args": {...}}` runs the call with these arguments instead of the model's. Approvals
     naming a call that is not paused in the session, or edited arguments that do not fit the
     tool's schema, answer 422 and record nothing. Each paused call they decide gets a line in
-    the log first: who approved or denied it (or edited it), and when. The deps factory, if
-    any, runs before that line is written: one that fails records nothing.
+    the log before it runs: who approved or denied it (or edited it), and when; the resume
+    writes it while it holds the session, so one that answers 409 `busy` records nothing. The
+    deps factory, if any, runs before anything is written: one that fails records nothing.
     """
     await _owned(context, session_id, user)
     try:
@@ -242,8 +241,7 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     # Before anything is recorded: a factory that fails leaves the log as it was.
     run = await apply_deps(context.deps, DepsContext(request, user, session_id, "resume"), run)
     try:
-        decisions = await record_approvals(context.store, session_id, user, approvals, context.agent)
-        return await _answer_run(context, session_id, run, request, lead=decisions)
+        return await _answer_run(context, session_id, run, request)
     except ConfigError as exc:
         return _invalid_approvals(exc)
 
@@ -253,24 +251,22 @@ def _invalid_approvals(exc: ConfigError) -> Response:
     return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
-async def _answer_run(
-    context: ServerContext, session_id: str, run: PromptRequest, request: Request, lead: Sequence[Event] = ()
-) -> Response:
+async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:
     channel = context.runs.start(session_id, run)
     if wants_sse(request):
-        return await _stream_run(channel, lead)
+        return await _stream_run(channel)
     return json_response(without_stored_bytes(await channel.outcome()))
 
 
-async def _stream_run(channel: RunChannel, lead: Sequence[Event]) -> Response:
-    """The run's events as SSE, after `lead` (events stored for it just before it began, e.g. approvals)."""
+async def _stream_run(channel: RunChannel) -> Response:
+    """The run's events as SSE (a run that failed before it wrote anything: a plain HTTP error)."""
     subscription = channel.subscribe()
     await channel.started()
     if channel.published == 0 and channel.error is not None:
         # It failed before writing anything (e.g. busy in another process): a plain HTTP error.
         subscription.close()
         raise channel.error
-    return sse_response(replay(lead, subscription) if lead else subscription_frames(subscription))
+    return sse_response(subscription_frames(subscription))
 
 
 @public.get("/healthz", response_model=Health)

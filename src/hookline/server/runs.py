@@ -24,6 +24,7 @@ from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message
 from hookline.resume import Approval
+from hookline.server.audit import approval_audit
 from hookline.server.errors import error_body
 from hookline.sessions import SessionStore
 
@@ -279,5 +280,5 @@ def prompt_request(
 def resume_request(
     agent: Agent, store: SessionStore, session_id: str, user: str, approvals: Mapping[str, Approval]
 ) -> PromptRequest:
-    """Build the resumption of an interrupted run in the session."""
-    return agent.resume(session_id, approvals, user=user, store=store, wait=0.0)
+    """Build the resumption of an interrupted run in the session, which records who decided what (`audit.py`)."""
+    return agent.resume(session_id, approvals, user=user, store=store, wait=0.0, audit=approval_audit(user))
