@@ -9,12 +9,12 @@ prompt run is resumed, never given its prompt a second time.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from hookline.events import Event
-from hookline.sessions import Session, SessionStore
+from hookline.sessions import Blob, Session, SessionStore
 from hookline.types import View
 
 __all__ = ["WORKFLOW_KEY", "TaggedStore", "began"]
@@ -31,6 +31,12 @@ def began(log: Sequence[Event], workflow_id: str) -> bool:
 class TaggedStore(SessionStore):
     """A view of `inner` whose appends carry `workflow_id`; every other call goes to `inner`.
 
+    It forwards the methods `SessionStore` gives defaults to as well, or the defaults would
+    run instead of `inner`'s own: `open_for_run` and `append_and_save_state` (one transaction
+    each in the SQL stores) and `load_blobs` (the bytes of images and files). Two stay
+    unforwarded: `append_event`, built on `append_events`, and `aclose`, since the view does
+    not own `inner`.
+
     Args:
         inner: The session store.
         workflow_id: The id of the workflow whose run writes through this view.
@@ -45,10 +51,25 @@ class TaggedStore(SessionStore):
             raise AttributeError(name)
         return getattr(self.inner, name)  # a backend's own extras (e.g. `run_active`)
 
+    def _tagged(self, events: Sequence[Event]) -> builtins.list[Event]:
+        """Copies of `events`, each with the workflow's id in its metadata."""
+        return [e.model_copy(update={"metadata": {**e.metadata, WORKFLOW_KEY: self.workflow_id}}) for e in events]
+
     async def append_events(self, session_id: str, events: Sequence[Event]) -> builtins.list[Event]:
         """Append `events`, each tagged with the workflow's id, in one transaction."""
-        tagged = [e.model_copy(update={"metadata": {**e.metadata, WORKFLOW_KEY: self.workflow_id}}) for e in events]
-        return await self.inner.append_events(session_id, tagged)
+        return await self.inner.append_events(session_id, self._tagged(events))
+
+    async def append_and_save_state(
+        self, session_id: str, events: Sequence[Event], state: dict[str, Any]
+    ) -> builtins.list[Event]:
+        """Append `events`, tagged as `append_events` tags them, and save `state`: in one transaction if `inner` can."""
+        return await self.inner.append_and_save_state(session_id, self._tagged(events), state)
+
+    async def open_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
+    ) -> tuple[Session, builtins.list[Event]]:
+        """Open a session of `inner` for a run (in one transaction where `inner` can)."""
+        return await self.inner.open_for_run(session_id, user=user, create=create, app=app)
 
     async def create(
         self,
@@ -84,6 +105,10 @@ class TaggedStore(SessionStore):
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Save a session's state in `inner`."""
         await self.inner.update_state(session_id, state)
+
+    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
+        """The bytes of a session's images and files, from `inner`."""
+        return await self.inner.load_blobs(session_id, digests)
 
     def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
         """Hold a session of `inner` for one run."""
