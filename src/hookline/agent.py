@@ -332,7 +332,11 @@ def _prompt_message(prompt: str | Message | Sequence[str | Part] | None) -> Mess
         if prompt is not None and prompt.role != "user":
             raise ConfigError(f"the prompt must be a user Message, not a {prompt.role} one")
         return prompt
-    items = [prompt] if isinstance(prompt, str) else prompt
+    if isinstance(prompt, str):  # the commonest prompt, without the list's checks
+        if not prompt.strip():
+            raise ConfigError("the prompt is empty: pass the text the agent should answer")
+        return Message.from_valid_parts("user", [TextPart(text=prompt)])
+    items = prompt
     if not isinstance(items, Sequence) or not items:
         raise ConfigError(f"the prompt must be text, a user Message or a list of text and parts, not {prompt!r}")
     parts: list[Part] = []

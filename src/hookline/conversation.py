@@ -7,15 +7,22 @@ come right after it, and no result answers a call that is not open. A user-autho
 The check reads the messages in order, keeping the calls still open. `ConversationCheck`
 keeps that reading between checks, so that the loop, which checks before every model call
 once a hook has run, reads only the messages added since: a run's checks then cost what
-its messages do, not the square of their number.
+its messages do, not the square of their number. `HookWatch` runs those checks for a
+run's hooks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from hookline.errors import HookError
+from hookline.hook_points import HookPoint
 from hookline.messages import Message, TextPart, ToolCallPart, ToolResultPart, edit_stamp, tracks_edits
 from hookline.models._render import user_action
+
+if TYPE_CHECKING:
+    from hookline.state import State
 
 __all__ = ["ConversationCheck", "conversation_problem", "open_calls", "response_problem", "user_actions_as_text"]
 
@@ -104,6 +111,48 @@ class ConversationCheck:
         elif problem is None:
             self._messages = None
         return problem, unanswered
+
+
+class HookWatch:
+    """The conversation a run's hooks leave, checked.
+
+    After each hook that changed it, and, before each model call, once more for edits of a
+    message's parts in place, which no hook's return shows (`edit_stamp`). A broken
+    conversation is the hook's `HookError`.
+    """
+
+    __slots__ = ("_check", "_since")
+
+    def __init__(self) -> None:
+        self._check = ConversationCheck()  # reads only what was appended since its last check
+        self._since: list[tuple[str, HookPoint]] = []  # the hooks that ran since the last check
+
+    def after_hook(self, name: str, point: HookPoint, state: State, response: Message | None,
+                   pending: Sequence[ToolCallPart]) -> None:
+        """Check after hook `name` at `point` ran (`response`: `state.response` before it ran)."""
+        self._since.append((name, point))
+        if not state.messages.changed and state.response is response:
+            return
+        edited, state.messages.changed = state.messages.changed, False
+        if point is HookPoint.AFTER_LLM:
+            problem = self._check.response_problem(state.messages, state.response, edited=edited)
+        else:
+            problem = self._check.problem(state.messages, edited=edited, pending=pending)
+        if problem:
+            raise HookError(f"hook {name!r} at {point.value} broke the conversation: {problem}",
+                            hook=name, point=point.value)
+
+    def before_model(self, state: State) -> None:
+        """Check what the hooks since the last model call may have edited in place."""
+        if not self._since:
+            return
+        ran, self._since = self._since, []
+        problem = self._check.problem(state.messages, edited=state.messages.changed)
+        if problem:
+            names = ", ".join(f"{name!r} at {point.value}" for name, point in ran)
+            name, point = ran[-1]
+            raise HookError(f"the conversation was broken by an in-place edit in one of the hooks {names}: {problem}",
+                            hook=name, point=point.value)
 
 
 def _read(

@@ -24,12 +24,12 @@ from pydantic import ValidationError
 from hookline import tracing as _tracing
 from hookline._context_var import current_contexts
 from hookline.agent_spec import AgentSpec
-from hookline.conversation import ConversationCheck, open_calls, user_actions_as_text
+from hookline.conversation import HookWatch, open_calls, user_actions_as_text
 from hookline.decision import Decision
 from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, error_summary
 from hookline.events import Event
 from hookline.hook_points import HookPoint
-from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart
+from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart, without_validation
 from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, ReasoningDelta, ResponseDone, TextDelta
 from hookline.prompt_view import PromptView, load_media
 from hookline.recorder import Recorder
@@ -76,6 +76,13 @@ class SessionTarget:
 class Run:
     """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
+    __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
+        "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started", "_state_error", "_status",
+        "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
+        "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
+        "recorder", "retried_output", "runner", "scope", "session", "state", "stop_reason", "tools", "view",
+    )
+
     def __init__(
         self,
         agent: AgentSpec,
@@ -120,8 +127,7 @@ class Run:
         self._ran: dict[str, ToolResultPart] = {}
         self._started: list[ToolCallPart] = []
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}  # as recorded, whatever hooks edit
-        self._hooks_since_check: list[tuple[str, HookPoint]] = []
-        self._conversation = ConversationCheck()  # reads only what was appended since its last check
+        self._watch = HookWatch()
         self._hooked = frozenset(point for point, hooks in agent.hooks.items() if hooks)
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
@@ -194,9 +200,11 @@ class Run:
 
     async def _begin(self) -> None:
         if self.prompt is not None:
-            self._close_dangling_calls()
+            if self._unanswered:
+                self._close_dangling_calls()
             await self._record_prompt(self.prompt)
-        await self._hooks(HookPoint.BEFORE_RUN)
+        if HookPoint.BEFORE_RUN in self._hooked:  # a call that returns at once costs a coroutine
+            await self._hooks(HookPoint.BEFORE_RUN)
         if self.approvals is not None and self.stop_reason is None:
             await self._resume_calls()
 
@@ -221,7 +229,8 @@ class Run:
             self._close_open_calls(_FAILED if error is not None and self.stop_reason != "cancelled" else _CANCELLED)
         self.state.point = HookPoint.AFTER_RUN
         try:
-            await self._hooks(HookPoint.AFTER_RUN, stop_on_exit=False)
+            if HookPoint.AFTER_RUN in self._hooked:
+                await self._hooks(HookPoint.AFTER_RUN, stop_on_exit=False)
         except Exception as exc:
             error = error or exc
         saving = self.session is not None and self._state_saveable()
@@ -232,7 +241,8 @@ class Run:
         else:
             self._status("agent", f"run {ended}")
         try:  # the last events and the state, in one write where the store can
-            await self.recorder.flush(state=self.state.data if saving else None)
+            if self.session is not None:
+                await self.recorder.flush(state=self.state.data if saving else None)
         except Exception as exc:
             error = error or exc
         if self.history is not None:
@@ -303,7 +313,8 @@ class Run:
         self._append_results(results)
 
     async def _record_prompt(self, prompt: Message) -> None:
-        self.recorder.add(Event.from_message(prompt, "user"))
+        if self.recorder.active:
+            self.recorder.add(Event.from_message(prompt, "user"))
         if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
             stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)
@@ -319,8 +330,8 @@ class Run:
             await self._hooks(HookPoint.BEFORE_LLM)
         if self.stop_reason is not None:
             return None
-        if self._hooks_since_check:
-            self._check_edits_in_place()
+        if self._hooked:
+            self._watch.before_model(state)
         self.tools = self.agent.tools_for(state) if offer_tools else {}
         request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
                                model_settings=state.model_settings)
@@ -354,7 +365,7 @@ class Run:
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model
-        started = time.perf_counter()
+        started = time.perf_counter() if self._status_on["llm"] else 0.0
         if self._trace is not None:
             streaming = self.recorder.queue is not None
             ask = self._ask_streaming if streaming else model.request
@@ -386,12 +397,13 @@ class Run:
 
     async def _tool_turn(self, calls: list[ToolCallPart], preset: dict[str, Decision] | None = None) -> None:
         state, buffer = self.state, self.buffer
-        state.tool_calls, buffer.decisions = list(calls), dict(preset or {})
+        buffer.decisions = dict(preset) if preset else {}
         buffer.hold()
         self._turn_calls, self._ran = calls, {}
         if preset is None and HookPoint.BEFORE_TOOL in self._hooked:
+            state.tool_calls = list(calls)
             await self._hooks(HookPoint.BEFORE_TOOL)
-        state.tool_calls = []
+            state.tool_calls = []
         decisions = buffer.decisions
         if self.stop_reason is not None:
             self._append_results([d.result if d and d.result else error_result(c, _NOT_RUN)
@@ -405,10 +417,10 @@ class Run:
                 self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
                              author=call.name, call_id=call.id, started=True, force=True)
             await self.recorder.flush()
-        self._started = to_run
-        ran: dict[str, ToolResultPart] = {}
-        self._ran = ran
-        await self.runner.run(self.tools, to_run, ran)
+        self._started, ran = to_run, self._ran
+        rest = self.runner.start(self.tools, to_run, ran)
+        if rest is not None:  # some calls wait (I/O): those that could be answered at once were
+            await rest
         if decisions or HookPoint.AFTER_TOOL in self._hooked:
             results = await self._after_tools(calls, decisions, ran)
         else:  # what `_after_tools` gives when there is nothing to apply
@@ -467,7 +479,8 @@ class Run:
         if not self._accept_output(message):
             return
         self.state.control.reset()
-        await self._hooks(HookPoint.ON_EXIT)
+        if HookPoint.ON_EXIT in self._hooked:
+            await self._hooks(HookPoint.ON_EXIT)
         if self.stop_reason is None and not self.state.control.continue_requested:
             self.stop_reason = "completed"
 
@@ -531,35 +544,11 @@ class Run:
             except Exception as exc:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
-            if state.messages.changed or state.response is not response:
-                self._check_conversation(bound.name, point)
-            self._hooks_since_check.append((bound.name, point))
+            self._watch.after_hook(bound.name, point, state, response, self._turn_calls)
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
         if not self.buffer.holding:
             self._release_injections()
-
-    def _check_conversation(self, hook_name: str, point: HookPoint) -> None:
-        """The conversation as the model will get it must stay valid after each hook."""
-        state = self.state
-        edited, state.messages.changed = state.messages.changed, False
-        if point is HookPoint.AFTER_LLM:
-            problem = self._conversation.response_problem(state.messages, state.response, edited=edited)
-        else:
-            problem = self._conversation.problem(state.messages, edited=edited, pending=self._turn_calls)
-        if problem:
-            raise HookError(f"hook {hook_name!r} at {point.value} broke the conversation: {problem}",
-                            hook=hook_name, point=point.value)
-
-    def _check_edits_in_place(self) -> None:
-        """Edits of a message's parts in place escape the checks after each hook: check before the model call."""
-        ran, self._hooks_since_check = self._hooks_since_check, []
-        problem = self._conversation.problem(self.state.messages, edited=self.state.messages.changed)
-        if problem:
-            names = ", ".join(f"{name!r} at {point.value}" for name, point in ran)
-            name, point = ran[-1]
-            raise HookError(f"the conversation was broken by an in-place edit in one of the hooks {names}: {problem}",
-                            hook=name, point=point.value)
 
     def _append(self, message: Message, *, author: str | None) -> None:
         list.append(self.state.messages, message)  # the loop's own appends need no check
@@ -569,21 +558,25 @@ class Run:
 
     def _append_results(self, results: list[ToolResultPart]) -> None:
         self.state.usage.tool_calls += len(results)
+        status = self._status_on["tool"]
         for result in results:
             self._unanswered.pop(result.call_id, None)
             self._append(Message.from_valid_parts("tool", [result]), author=result.name or "tool")
-            if self._status_on["tool"]:
+            if status:
                 self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
                              author=result.name or "tool", call_id=result.call_id)
 
     def _release_injections(self) -> None:
+        if not self.buffer.messages:  # nearly always: no hook injected anything
+            self.buffer.holding = False
+            return
         for message in self.buffer.release():
             self._append(message, author="hook")
 
     def _result(self) -> RunResult:
-        return RunResult.model_construct(
-            output=self.output, messages=self.new_messages, stop_reason=self.stop_reason or "completed",
-            usage=self.state.usage, interruptions=self.interruptions,
-            session_id=self.state.session_id, exit_reason=self.state.control.exit_reason,
-        )
+        return without_validation(RunResult, {
+            "output": self.output, "messages": self.new_messages, "stop_reason": self.stop_reason or "completed",
+            "usage": self.state.usage, "interruptions": self.interruptions,
+            "session_id": self.state.session_id, "exit_reason": self.state.control.exit_reason,
+        })
 

@@ -270,7 +270,7 @@ Part = Annotated[
 ]
 """Any part of a message or event, tagged by its `type`."""
 
-# The kinds of part a parts list holds, as bits; _UNKNOWN until a view asks.
+# The kinds of part a parts list holds, as bits; _UNKNOWN until a view asks (or known when it is made).
 _TEXT, _CALL, _RESULT, _OTHER = 1, 2, 4, 8
 _UNKNOWN = -1
 _clock = count(1)
@@ -441,8 +441,8 @@ class Message(BaseModel):
         `role` must be a valid role and `parts` part objects: nothing checks them here.
         The message copies `parts` into a list of its own.
         """
-        owned = _PartList(parts)
-        owned.kinds = _UNKNOWN
+        owned = _PartList(parts)  # its kinds now: its views are read soon, and a short list is quick to read
+        owned.kinds = _KIND_OF.get(type(owned[0]), _UNKNOWN) if len(owned) == 1 else _classify(owned)
         return without_validation(cls, {"role": role, "parts": owned})
 
     @property

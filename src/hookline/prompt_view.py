@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from hookline.agent_spec import AgentSpec
 from hookline.errors import StoreError
 from hookline.events import Event
-from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, ToolResultPart
+from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, TextPart, ToolResultPart
 from hookline.sessions.base import Blob, SessionStore
 from hookline.state import State
 
@@ -38,8 +38,8 @@ class PromptView:
         if instructions is None:
             messages = list(state.messages)
         elif isinstance(instructions, str):
-            if self._system is None:
-                self._system = Message.system(instructions)
+            if self._system is None:  # `Message.system` without validating the message again
+                self._system = Message.from_valid_parts("system", [TextPart(text=instructions)])
             messages = [self._system, *state.messages]
         else:
             messages = [Message.system(instructions(state)), *state.messages]

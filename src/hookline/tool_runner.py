@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -53,23 +53,37 @@ class ToolRunner:
         if on_log is not None:
             install_log_capture()
 
-    async def run(
+    def start(
         self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart]
-    ) -> None:
+    ) -> Awaitable[None] | None:
         """Answer `calls` with `tools` into `finished` (by call id), each as soon as it is done.
 
-        So a run cancelled meanwhile still knows the results of the calls that finished.
+        What can be answered at once is (a plain function, an `async def` tool that never
+        waits): None when that is every call, else what the caller awaits for the others. So
+        a run cancelled meanwhile still knows the results of the calls that finished.
         """
         direct = self.trace is None and self.on_log is None and not self.keep
         if len(calls) < 2 or self.concurrency == 1 or not _overlapping(tools, calls):
-            for call in calls:
-                finished[call.id] = await self._answer(tools, call, direct)
-            return
+            for number, call in enumerate(calls):
+                tool = tools.get(call.name) if direct else None
+                if tool is None or not tool.inline:
+                    return self._one_by_one(tools, calls[number:], finished, direct)
+                finished[call.id] = tool.answer_now(call)  # a plain function: called at once, no coroutine
+            return None
         if self.concurrency >= len(calls):
-            rest = overlap([(c.id, self._answer(tools, c, direct)) for c in calls], finished)
-            if rest is not None:
-                await rest
-            return
+            return overlap([(c.id, self._answer(tools, c, direct)) for c in calls], finished)
+        return self._bounded(tools, calls, finished, direct)
+
+    async def _one_by_one(
+        self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart], direct: bool
+    ) -> None:
+        for call in calls:
+            finished[call.id] = await self._answer(tools, call, direct)
+
+    async def _bounded(
+        self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart], direct: bool
+    ) -> None:
+        """At most `concurrency` calls at once."""
         semaphore = asyncio.Semaphore(self.concurrency)
 
         async def one(call: ToolCallPart) -> None:

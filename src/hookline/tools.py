@@ -86,11 +86,14 @@ class Tool:
         description: What it does, for the model.
         function: The wrapped function.
         parameters: The JSON schema of its arguments.
+        inline: Whether a call runs at once, in the caller's step (`answer_now`): a plain
+            synchronous function, with no `RunContext`, not in a thread. A subclass that does
+            not call `Tool.__init__` sets it (False unless its `answer_now` applies).
     """
 
     __slots__ = (
         "_arguments_model", "_context", "_is_async", "_spec", "_thread", "_validator",
-        "description", "function", "name", "parameters",
+        "description", "function", "inline", "name", "parameters",
     )
 
     def __init__(
@@ -119,6 +122,7 @@ class Tool:
         )
         self._thread = thread
         self._spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        self.inline = self._calls_directly and not (self._is_async or thread or self._context is not None)
 
     _calls_directly = True
     """Whether `answer` may call a plain sync function itself: false for a subclass with its own `call`."""
@@ -173,30 +177,46 @@ class Tool:
 
         `values`, if given, gets what the function returned, by call id (when it returned).
         """
+        if self.inline:
+            return self.answer_now(call, values)
         arguments = call.arguments
-        if isinstance(arguments, str):
-            try:
-                arguments = _decode_arguments(arguments)
-            except ValueError as exc:
-                return error_result(call, f"the arguments for {self.name} are not a valid JSON object: {exc}")
         try:
+            if isinstance(arguments, str):
+                arguments = _decode_arguments(arguments)
             if not self._calls_directly:
                 value = await self.call(arguments)
             elif self._thread or self._context is not None:
                 value = await self._call(arguments, None if self._context is None else _run_context(call))
-            elif self._is_async:  # what `call` does, without a coroutine of its own
+            else:  # async: what `call` does, without a coroutine of its own
                 value = await self.function(**self._validator.validate_python(arguments).__dict__)
-            else:
-                value = self.function(**self._validator.validate_python(arguments).__dict__)
-        except ValidationError as exc:
-            return error_result(call, f"invalid arguments for {self.name}: {_describe(exc)}")
-        except ToolError as exc:
-            return error_result(call, str(exc))
         except Exception as exc:  # a tool's failure goes back to the model; the run goes on
-            return error_result(call, f"{self.name} failed: {type(exc).__name__}: {exc}")
+            return self._failure(call, exc)
         if values is not None:
             values[call.id] = value
         return result_of(call, value, self.name)
+
+    def answer_now(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
+        """`answer` for an `inline` tool, at once: no coroutine to make and step (the loop's sync tools)."""
+        arguments = call.arguments
+        try:
+            if isinstance(arguments, str):
+                arguments = _decode_arguments(arguments)
+            value = self.function(**self._validator.validate_python(arguments).__dict__)
+        except Exception as exc:  # a tool's failure goes back to the model; the run goes on
+            return self._failure(call, exc)
+        if values is not None:
+            values[call.id] = value
+        return result_of(call, value, self.name)
+
+    def _failure(self, call: ToolCallPart, error: Exception) -> ToolResultPart:
+        """The error result telling the model why `call` failed."""
+        if isinstance(error, _BadArguments):
+            return error_result(call, f"the arguments for {self.name} are not a valid JSON object: {error}")
+        if isinstance(error, ValidationError):
+            return error_result(call, f"invalid arguments for {self.name}: {_describe(error)}")
+        if isinstance(error, ToolError):
+            return error_result(call, str(error))
+        return error_result(call, f"{self.name} failed: {type(error).__name__}: {error}")
 
 
 def _run_context(call: ToolCallPart) -> Any:
@@ -205,10 +225,17 @@ def _run_context(call: ToolCallPart) -> Any:
     return None if maker is None else maker(call)
 
 
+class _BadArguments(ValueError):
+    """The raw arguments a model sent are no JSON object."""
+
+
 def _decode_arguments(raw: str) -> dict[str, Any]:
-    value = json.loads(raw) if raw.strip() else {}
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise _BadArguments(str(exc)) from exc
     if not isinstance(value, dict):
-        raise ValueError(f"expected an object, got {type(value).__name__}")
+        raise _BadArguments(f"expected an object, got {type(value).__name__}")
     return value
 
 

@@ -189,6 +189,7 @@ class DurableTool(Tool):
         self.parameters = inner.parameters
         self.function = inner.function
         self._spec = inner.spec
+        self.inline = False  # every call is a step: `answer` takes it
 
     def __repr__(self) -> str:
         return f"DurableTool({self.inner!r})"

@@ -272,6 +272,7 @@ class MCPTool(Tool):
         self.function = self._invoke
         self._is_async = True
         self._thread = False
+        self.inline = False
         self._spec = ToolSpec(name=name, description=self.description, parameters=self.parameters)
 
     def __repr__(self) -> str:

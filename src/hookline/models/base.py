@@ -123,9 +123,12 @@ class ModelSettings(BaseModel):
 
     def merged(self, *others: ModelSettings | None) -> ModelSettings:
         """These settings with `others` laid over them in order: their set fields win."""
+        layers = [given for other in others if other is not None and (given := other.given())]
+        if not layers:  # the commonest case, once per run: nothing to lay over (a frozen value can be shared)
+            return self
         values = self.given()
-        for other in others:
-            for name, value in other.given().items() if other is not None else ():
+        for layer in layers:
+            for name, value in layer.items():
                 if name in _MERGED_KEYWISE and name in values:
                     value = {**values[name], **value}
                 values[name] = value

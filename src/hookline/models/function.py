@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from hookline.models.base import Model, ModelRequest, ModelResponse
 
@@ -28,11 +29,12 @@ class FunctionModel(Model):
             raise TypeError(f"FunctionModel needs a callable, not {type(function).__name__}")
         self.function = function
         self.name = name
+        self._is_async = inspect.iscoroutinefunction(function)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Answer the request with the script."""
-        answer = self.function(request)
-        if inspect.isawaitable(answer):
+        answer: Any = self.function(request)
+        if self._is_async or inspect.isawaitable(answer):
             answer = await answer
         if not isinstance(answer, ModelResponse):
             raise TypeError(f"the FunctionModel script must return a ModelResponse, not {type(answer).__name__}")
