@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from hookline import Agent, Tool, tool
+from hookline import Agent, RunContext, Tool, ToolCallPart, ToolResultPart, tool
 from hookline._eager import overlap
+from hookline.tool_runner import ToolRunner
 
 from .scripted import Script, answer, call, calls
 
@@ -315,3 +316,81 @@ async def test_a_tool_subclass_with_its_own_call_is_called_through_it() -> None:
     result = await agent.prompt("go")
 
     assert [r.content for m in result.messages for r in m.tool_results] == ["42"]
+
+
+# -- plain functions: answered at once ---------------------------------------------------------------
+
+
+def test_only_a_plain_sync_function_runs_inline() -> None:
+    def plain(x: int) -> int:
+        """Plain."""
+        return x
+
+    async def waits(x: int) -> int:
+        """Async."""
+        return x
+
+    def with_context(ctx: RunContext, x: int) -> int:
+        """Takes its run's context."""
+        return x
+
+    class Doubling(Tool):
+        async def call(self, arguments: dict[str, Any]) -> Any:
+            return 2 * arguments["x"]
+
+    assert Tool(plain).inline
+    assert not Tool(plain, thread=True).inline
+    assert not Tool(waits).inline
+    assert not Tool(with_context).inline
+    assert not Doubling(plain).inline
+
+
+async def test_answer_now_gives_what_answer_gives_failures_included() -> None:
+    def half(x: int) -> float:
+        """Half of x; refuses zero."""
+        if x == 0:
+            raise ValueError("zero")
+        return x / 2
+
+    half_tool = Tool(half)
+    cases = [
+        ToolCallPart(id="ok", name="half", arguments={"x": 3}),
+        ToolCallPart(id="raw", name="half", arguments='{"x": 4}'),
+        ToolCallPart(id="not-json", name="half", arguments="{x"),
+        ToolCallPart(id="not-an-object", name="half", arguments="[1]"),
+        ToolCallPart(id="bad", name="half", arguments={"x": "three"}),
+        ToolCallPart(id="fails", name="half", arguments={"x": 0}),
+    ]
+
+    for case in cases:
+        assert half_tool.answer_now(case) == await half_tool.answer(case)
+    assert [half_tool.answer_now(c).is_error for c in cases] == [False, False, True, True, True, True]
+    assert "not a valid JSON object" in half_tool.answer_now(cases[2]).content
+    assert "expected an object, got list" in half_tool.answer_now(cases[3]).content
+    assert half_tool.answer_now(cases[5]).content == "half failed: ValueError: zero"
+
+
+async def test_the_runner_answers_plain_calls_at_once_and_hands_back_only_calls_that_wait() -> None:
+    def plain(x: int) -> int:
+        """Plain."""
+        return x
+
+    class Doubling(Tool):  # its own `call`: no inline call
+        async def call(self, arguments: dict[str, Any]) -> Any:
+            return 2 * arguments["x"]
+
+    tools = {"plain": Tool(plain), "doubled": Doubling(plain, name="doubled")}
+    runner = ToolRunner(10, None)
+    finished: dict[str, ToolResultPart] = {}
+
+    assert runner.start(tools, [ToolCallPart(id="a", name="plain", arguments={"x": 1}),
+                                ToolCallPart(id="b", name="plain", arguments={"x": 2})], finished) is None
+    assert [r.content for r in finished.values()] == ["1", "2"]
+
+    rest = runner.start(tools, [ToolCallPart(id="c", name="plain", arguments={"x": 3}),
+                                ToolCallPart(id="d", name="doubled", arguments={"x": 4}),
+                                ToolCallPart(id="e", name="plain", arguments={"x": 5})], finished)
+    assert rest is not None
+    assert "d" not in finished, "a call that needs a coroutine waits for the caller's await"
+    await rest
+    assert {k: r.content for k, r in finished.items()} == {"a": "1", "b": "2", "c": "3", "d": "8", "e": "5"}
