@@ -42,10 +42,8 @@ SSE = {"Accept": "text/event-stream"}
 # -- the server side (child process) ------------------------------------------------------
 
 
-def serve(args: argparse.Namespace) -> None:
-    """Serve an agent whose model streams stamped deltas; print the port on stdout."""
-    import uvicorn
-
+def make_app(store_kind: str, interval: float) -> Any:
+    """The app under measurement: an agent whose model streams stamped deltas, `interval` s apart."""
     from hookline import Agent
     from hookline.models import FunctionModel, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta
     from hookline.server import create_app
@@ -58,7 +56,7 @@ def serve(args: argparse.Namespace) -> None:
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
             deltas = int(request.messages[-1].text.split()[-1])
             for index in range(deltas):
-                await asyncio.sleep(args.interval)
+                await asyncio.sleep(interval)
                 yield TextDelta(f"{index}:{time.monotonic_ns()}|")
             yield ResponseDone(await self.request(request))
 
@@ -66,10 +64,17 @@ def serve(args: argparse.Namespace) -> None:
         return ModelResponse(text="done")
 
     store: Any = InMemorySessionStore()
-    if args.store == "sqlite":
+    if store_kind == "sqlite":
         store = SQLiteSessionStore(Path(tempfile.mkdtemp(prefix="hookline_bench_")) / "sessions.db")
     agent = Agent("bench", model=StampedModel(answer, name="stamped"), session_store=store)
-    config = uvicorn.Config(create_app(agent, store, tokens={}), host="127.0.0.1", port=0, log_level="warning",
+    return create_app(agent, store, tokens={})
+
+
+def serve(args: argparse.Namespace) -> None:
+    """Serve the app under measurement; print the port on stdout."""
+    import uvicorn
+
+    config = uvicorn.Config(make_app(args.store, args.interval), host="127.0.0.1", port=0, log_level="warning",
                             ws="none", backlog=4096, timeout_keep_alive=30)
     server = uvicorn.Server(config)
 
@@ -142,26 +147,34 @@ class Stream:
             writer.close()
 
 
-async def read_stream(events: AsyncIterator[tuple[int, dict[str, Any]]], into: Received) -> None:
-    """Record every event of a stream, stamping every delta on arrival."""
-    async for now, event in events:
-        into.events += 1
-        text = "".join(p.get("text", "") for p in event["parts"])
-        if event["kind"] == "delta":
-            index, stamp = text.rstrip("|").split(":")
-            into.deltas.append(int(index))
-            into.latencies_ns.append(now - int(stamp))
-        else:
-            into.seqs.append(event["seq"])
-            if event["kind"] == "status":
-                into.last_status = text
+async def read_stream(
+    events: AsyncIterator[tuple[int, dict[str, Any]]], into: Received, begun: asyncio.Event | None = None
+) -> None:
+    """Record every event of a stream, stamping every delta on arrival; set `begun` at its first event (or end)."""
+    try:
+        async for now, event in events:
+            if begun is not None:
+                begun.set()
+            into.events += 1
+            text = "".join(p.get("text", "") for p in event["parts"])
+            if event["kind"] == "delta":
+                index, stamp = text.rstrip("|").split(":")
+                into.deltas.append(int(index))
+                into.latencies_ns.append(now - int(stamp))
+            else:
+                into.seqs.append(event["seq"])
+                if event["kind"] == "status":
+                    into.last_status = text
+    finally:
+        if begun is not None:
+            begun.set()  # a stream that failed before its first event must not leave a waiter hanging
 
 
-async def run_once(client: Stream, session_id: str, deltas: int) -> Received:
-    """Start a run streaming `deltas` deltas and read it to the end."""
+async def run_once(client: Stream, session_id: str, deltas: int, begun: asyncio.Event | None = None) -> Received:
+    """Start a run streaming `deltas` deltas and read it to the end; `begun` is set once the run has begun."""
     received = Received()
     body = json.dumps({"prompt": f"stream {deltas}"}).encode()
-    await read_stream(client.events("POST", f"/v1/sessions/{session_id}/runs", body), received)
+    await read_stream(client.events("POST", f"/v1/sessions/{session_id}/runs", body), received, begun)
     return received
 
 
@@ -214,13 +227,17 @@ async def measure_fan_out(
     """`readers` clients following one (longer) run through `/events/stream`; each must get every event."""
     session_id = await new_session(http)
     deltas *= 4
-    owner = asyncio.create_task(run_once(client, session_id, deltas))
+    begun = asyncio.Event()
+    owner = asyncio.create_task(run_once(client, session_id, deltas, begun))
     joined: list[Received] = [Received() for _ in range(readers)]
 
     async def follow(into: Received) -> None:
         await read_stream(client.events("GET", f"/v1/sessions/{session_id}/events/stream"), into)
 
-    await asyncio.sleep(0.05)  # the run has begun: readers join it mid-way, as reconnecting clients do
+    # Readers join the run mid-way, as reconnecting clients do: once its first event is out.
+    # A reader that came before the run began would find nothing to follow, and its stream
+    # would end at once, empty.
+    await begun.wait()
     started = time.perf_counter()
     await asyncio.gather(*(follow(r) for r in joined))
     first = await owner
