@@ -1,7 +1,7 @@
 """The two wire adapters run the public model contract (`hookline.testing.model_contract`).
 
 Each gives the media cases its wire shapes (`wire_text_message`, `wire_media`,
-`wire_attachments_of`). What only one provider's wire format shows (the bodies sent, its
+`wire_attachments_of`, `wire_user_message`). What only one provider's wire format shows (the bodies sent, its
 error types and stop reasons) is tested in test_openai.py, test_anthropic.py and the
 test_*_media.py files.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,10 @@ class TestOpenAIModel(ModelContract):
         answered = max(i for i, message in enumerate(messages) if message.get("tool_call_id") == call_id)
         return messages[answered + 1]
 
+    def wire_user_message(self, content: Sequence[str | ImagePart | FilePart]) -> JSONObject:
+        return {"role": "user", "content": [
+            {"type": "text", "text": block} if isinstance(block, str) else self.wire_media(block) for block in content]}
+
 
 class TestAnthropicModel(ModelContract):
     wrong_shapes = (
@@ -84,6 +89,10 @@ class TestAnthropicModel(ModelContract):
         turns = body["messages"]
         return next(block for turn in turns for block in turn["content"]
                     if block.get("type") == "tool_result" and block["tool_use_id"] == call_id)["content"]
+
+    def wire_user_message(self, content: Sequence[str | ImagePart | FilePart]) -> JSONObject:
+        return {"role": "user", "content": [
+            {"type": "text", "text": block} if isinstance(block, str) else self.wire_media(block) for block in content]}
 
 
 NO_RETRIES = '''

@@ -8,7 +8,7 @@ items kept and sent back, function calls and their outputs, streaming events.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -62,6 +62,11 @@ class TestOpenAIResponsesModel(ModelContract):
         # The function call's output itself: a list of input parts.
         return next(item["output"] for item in body["input"]
                     if item.get("type") == "function_call_output" and item["call_id"] == call_id)
+
+    def wire_user_message(self, content: Sequence[str | ImagePart | FilePart]) -> JSONObject:
+        return {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": block} if isinstance(block, str) else self.wire_media(block)
+            for block in content]}
 
 
 @pytest.fixture

@@ -7,10 +7,12 @@ edit) becomes a sentence inside the user message, never a provider tool id that 
 provider would reject as an orphan.
 
 Images and files (`ImagePart`, `FilePart`) keep their place among those blocks
-(`content_blocks`) for the adapter to render in its provider's shape; where a message
-cannot carry them (a system or assistant message, a text-only model) each becomes a short
-placeholder naming it (`media_placeholder`). A part an adapter cannot send raises
-`MediaRefused`, which `media_errors` turns into a `ModelError` naming the provider.
+(`content_blocks`) for the adapter to render in its provider's shape; those a user's call
+returned (its result's `attachments`) come right after the sentence telling that call.
+Where a message cannot carry them (a system or assistant message, a text-only model) each
+becomes a short placeholder naming it (`media_placeholder`). A part an adapter cannot
+send raises `MediaRefused`, which `media_errors` turns into a `ModelError` naming the
+provider.
 """
 
 from __future__ import annotations
@@ -104,8 +106,9 @@ def text_blocks(parts: Sequence[Part], media: Callable[[Media], str] | None = No
 
     Consecutive text parts form one block; all documents form one block where the
     first of them stands; a tool call with its result (from the same parts) forms one
-    sentence; an image or a file becomes the text `media` gives it (default: a
-    placeholder saying it was left out). Empty blocks are left out.
+    sentence, followed by the result's attachments; an image or a file becomes the text
+    `media` gives it (default: a placeholder saying it was left out). Empty blocks are
+    left out.
     """
     return cast("list[str]", _blocks(parts, media or _left_out))
 
@@ -144,9 +147,13 @@ def _blocks(parts: Sequence[Part], media: Callable[[Media], str | Media]) -> lis
             if isinstance(part, DocumentPart) and part is documents[0]:
                 blocks.append(documents_block(documents))
             elif isinstance(part, ToolCallPart):
-                blocks.append(user_action(part, results.get(part.id)))
+                result = results.get(part.id)
+                blocks.append(user_action(part, result))
+                if result is not None and result.attachments:
+                    blocks.extend(map(media, result.attachments))
             elif isinstance(part, ToolResultPart) and part.call_id not in called:
                 blocks.append(_orphan_result(part))
+                blocks.extend(map(media, part.attachments))
             elif isinstance(part, ImagePart | FilePart):
                 blocks.append(media(part))
     return [block for block in blocks if block]

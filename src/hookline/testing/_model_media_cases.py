@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import pytest
@@ -72,6 +73,15 @@ class MediaCases:
 
     def wire_attachments_of(self, body: JSONObject, call_id: str) -> Any:
         """The node of request `body` that must hold the attachments of call `call_id`'s result; None: not checked."""
+        return None
+
+    def wire_user_message(self, content: Sequence[str | ImagePart | FilePart]) -> JSONObject | None:
+        """What a user message of several content blocks becomes in your provider's request; None: not checked.
+
+        `content` holds the message's blocks in order: each text block as a string, each
+        image and file as its part (Chat Completions: `{"role": "user", "content": [...]}`
+        with a `text` part for each string and `wire_media(part)` for each part).
+        """
         return None
 
     def _media_only(self) -> None:
@@ -141,6 +151,30 @@ class MediaCases:
         where = self.wire_attachments_of(body, call.id)
         if where is not None:
             self._shaped(body, image, where)
+
+    async def test_an_image_a_users_own_call_returned_reaches_the_provider(
+        self, server: ScriptedServer, model: Model
+    ) -> None:
+        """A call the user made, recorded with its result, is one sentence; the result's image comes right after it."""
+        self._media_only()
+        image = ImagePart(media_type="image/png", data=PNG)
+        call = ToolCallPart(id="user_shot1", name="screenshot", arguments={"region": "top"})
+        result = ToolResultPart(call_id=call.id, name="screenshot", content="Screenshot taken.", attachments=(image,))
+        told = Message("user", [call, result, TextPart(text="What is on it?")])
+        server.enqueue_text("A dot.")
+
+        await model.request(ModelRequest(messages=[Message.system("Be terse."), told]))
+
+        body = server.requests[0]
+        sentence = 'The user called screenshot({"region": "top"}); result: Screenshot taken.'
+        sent = json.dumps(body)
+        assert sent.count(image.base64()) == 1, "the image of the user's call is sent, once"
+        assert sent.index(json.dumps(sentence)) < sent.index(image.base64()) < sent.index("What is on it?")
+        expected = self.wire_user_message([sentence, image, "What is on it?"])
+        if expected is None:
+            self._shaped(body, image)
+        else:
+            assert contains(body, expected), f"{expected} not in {body}"
 
     async def test_text_messages_beside_media_are_sent_as_text(self, server: ScriptedServer, model: Model) -> None:
         """A text-only message renders as it always has, in a conversation with media in it or without."""
