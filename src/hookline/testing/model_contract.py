@@ -25,11 +25,13 @@ tool calls with their ids and arguments (malformed ones kept raw), usage, stream
 their ids, retries of 429/5xx/timeouts/cut streams/garbled bodies through the adapter's
 `RetryPolicy`, errors as `ModelError` naming the provider, and images and files (in a
 prompt, or returned by a tool) sent once, with their media type. What a provider's wire
-format looks like (field names, roles) is for your own tests beside it, or for three
+format looks like (field names, roles) is for your own tests beside it, or for four
 hooks the media cases use when you define them: `wire_text_message(text)` and
 `wire_media(part)` return the JSON a text-only user message and an image or file become,
-and `wire_attachments_of(body, call_id)` the node of a request that carries a tool
-result's images. A provider that takes no images or files sets `media = False`.
+`wire_attachments_of(body, call_id)` the node of a request that carries a tool result's
+images, and `wire_user_message(content)` the user message whose content parts are
+`content` (the image a user's own recorded call returned follows its sentence). A
+provider that takes no images or files sets `media = False`.
 
 The cases run under pytest with anyio's plugin, on asyncio; each fake is checked with
 `assert_complete()` at the end. Importing this module needs pytest; `import hookline` and
