@@ -36,7 +36,7 @@ from hookline.types import JSONObject, Role
 
 __all__ = [
     "DocumentPart", "FilePart", "ImagePart", "Media", "Message", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
-    "ToolResultPart", "edit_stamp", "tracks_edits", "without_validation",
+    "ToolResultPart", "edit_stamp", "share_fields_sets", "tracks_edits", "without_validation",
 ]
 
 
@@ -68,6 +68,27 @@ def without_validation(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
     _set_extra(instance, None)
     _set_private(instance, None)
     return instance
+
+
+_SHARED_FIELDS_SET: dict[type[BaseModel], set[str] | None] = {}  # by class: the set its parts share (None: not frozen)
+
+
+def share_fields_sets(parts: Iterable[BaseModel]) -> None:
+    """Let frozen parts validated alike share one fields-set, rather than a set of 216 bytes each.
+
+    A validated `ToolCallPart(id=..., name=..., arguments=...)` holds its own set of the
+    fields it was given. A frozen model's set never changes (pydantic adds to it only on
+    assignment, and `model_copy` copies it), so parts with equal sets may hold one: the
+    loop does it for every model answer it keeps, a few hundred bytes per turn. Models
+    that are not frozen are left as they are.
+    """
+    for part in parts:
+        fields, cls = part.__pydantic_fields_set__, type(part)
+        if cls not in _SHARED_FIELDS_SET:  # the first of its class: its set is the one to share
+            _SHARED_FIELDS_SET[cls] = fields if part.model_config.get("frozen") else None
+        shared = _SHARED_FIELDS_SET[cls]
+        if shared is not None and shared is not fields and shared == fields:
+            _set_fields_set(part, shared)
 
 
 class _Part(BaseModel):

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from hookline.errors import ConfigError
-from hookline.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from hookline.messages import Message, ReasoningPart, TextPart, ToolCallPart, share_fields_sets
 from hookline.types import JSONObject
 from hookline.usage import Usage
 
@@ -194,6 +194,7 @@ class ModelResponse(BaseModel):
         if self.text:
             parts.append(TextPart(text=self.text))
         parts.extend(self.tool_calls)
+        share_fields_sets(parts)  # the message lives as long as the conversation: keep it small
         return Message.from_valid_parts("assistant", parts)
 
 
