@@ -61,9 +61,8 @@ def hanging_server(request: pytest.FixtureRequest, store: SessionStore) -> Itera
 def test_stop_cancels_the_streaming_run(hanging_server: LiveServer, page: Page) -> None:
     page.goto(hanging_server.url)
     page.get_by_role("button", name="+ New session").click()
-    # Wait until the page has opened the new session (read its log, begun to follow it):
-    # a message sent sooner starts a run whose stream that follow then aborts, and the
-    # page loses sight of the run (app.js `select`; a page defect, reported).
+    # A message sent while the session opens waits for it (tests/page/test_send_while_opening.py);
+    # this test is about Stop, so it starts from an opened session.
     expect(page.locator("#conversation .empty")).to_contain_text("No messages yet")
     stop = page.get_by_role("button", name="Stop")
     expect(stop).to_be_hidden()

@@ -4,6 +4,10 @@
 // session's live events after a reload or a switch) belongs to one "operation"; choosing
 // another session aborts it (the run goes on in the server) and bumps `page.gen`, so no
 // late event of the old session can land in the new one's view.
+//
+// Creating or choosing a session is the page's "opening". A message sent meanwhile waits for
+// it, then goes to the session it opened: sent sooner, its run would be aborted by the
+// opening's own follow of the session, or go to the session shown before.
 
 import { $, el } from "./js/dom.js";
 import { ApiError, NetworkError, api, apiJSON, auth, postJSON, readEvents, session } from "./js/api.js";
@@ -16,8 +20,12 @@ import { Timeline, loadState } from "./js/timeline.js";
 const SSE = "text/event-stream";
 const RUN_ENDS = /^run (completed|hook_exit|interrupted|max_turns|cancelled|failed)$/;
 const PANEL_KEY = "hookline.inspector";
+const BUSY = "A run is going on in this session; your message is kept. Send it once the run ends, or Stop the run.";
 
-const page = { sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, tab: "events" };
+const page = {
+  sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, tab: "events",
+  opening: null, creating: null, sending: null,
+};
 
 const chat = new Chat({ decide, fork, openSession: (id) => select(id), sessionId: () => page.sessionId });
 const attachments = new Attachments({ problem: (message) => problem(message) });
@@ -50,7 +58,8 @@ function apply(event, gen) {
 }
 
 // POST a run or a resume and read its events. Answers once the server accepted it (or not):
-// {error} when it did not, so the caller can keep the draft and say why.
+// {error} when it did not, so the caller can keep the draft and say why; {cancelled} when the
+// page left the session before the server answered (the run may or may not have started).
 async function runStream(path, body) {
   const op = begin();
   const gen = op.gen;
@@ -60,7 +69,8 @@ async function runStream(path, body) {
     response = await postJSON(path, body, { headers: { Accept: SSE }, signal: op.controller.signal });
   } catch (error) {
     if (page.op === op) { page.op = null; setBusy(false); }
-    return { error: error.name === "AbortError" ? null : error };
+    const cancelled = error.name === "AbortError"; // another session was opened meanwhile
+    return { error: cancelled ? null : error, cancelled };
   }
   readRun(op, gen, response);
   return { error: null };
@@ -121,7 +131,21 @@ async function afterRun(gen) {
 
 // ---- sessions -----------------------------------------------------------------------------------
 
-async function select(id, { attach = true } = {}) {
+// Run `work` (creating or opening a session) as the page's opening, which a message sent
+// meanwhile waits for. Answers what `work` answers: the gen of the view it opened, or null
+// when it could not open one (and said why).
+function opening(work) {
+  const current = { done: null };
+  page.opening = current;
+  current.done = work().finally(() => { if (page.opening === current) page.opening = null; });
+  return current.done;
+}
+
+function select(id, options) {
+  return opening(() => open(id, options));
+}
+
+async function open(id, { attach = true } = {}) {
   if (page.op) page.op.controller.abort();
   page.op = null;
   const gen = ++page.gen;
@@ -138,14 +162,16 @@ async function select(id, { attach = true } = {}) {
   try {
     events = await apiJSON(`${session(id)}/events?view=all`);
   } catch (error) {
-    if (gen === page.gen) chat.showError(error.message);
-    return;
+    if (gen !== page.gen) return gen;
+    chat.showError(error.message);
+    return null;
   }
-  if (gen !== page.gen) return;
+  if (gen !== page.gen) return gen;
   events.forEach((event) => apply(event, gen));
   if (!events.some((e) => e.kind === "message")) chat.showEmpty("No messages yet: say something.");
   refreshPanels();
   if (attach) follow(gen, looksRunning(events));
+  return gen;
 }
 
 function looksRunning(events) {
@@ -154,19 +180,26 @@ function looksRunning(events) {
   return !(last.kind === "status" && RUN_ENDS.test(last.parts.map((p) => p.text || "").join("")));
 }
 
-async function createSession() {
+// Create a session and open it: one at a time, however often it is asked for.
+function createSession() {
+  page.creating ||= opening(newSession).finally(() => { page.creating = null; });
+  return page.creating;
+}
+
+async function newSession() {
+  let created;
   try {
-    const created = await apiJSON("/v1/sessions", {
+    created = await apiJSON("/v1/sessions", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: "{}",
     });
     await sessions.load();
-    await select(created.id);
-    $("prompt").focus();
-    return true;
   } catch (error) {
     problem(`Could not create a session: ${error.message}`);
-    return false;
+    return null;
   }
+  const gen = await open(created.id);
+  if (gen === page.gen) $("prompt").focus();
+  return gen;
 }
 
 async function deleted(id) {
@@ -181,37 +214,68 @@ async function deleted(id) {
   chat.showEmpty("Pick or create a session, then send a message.");
 }
 
-async function loadSessions() {
+function loadSessions() {
+  return opening(openFirstSession);
+}
+
+// Open the session of the address's #id, else the latest one; with none, the view stays empty.
+async function openFirstSession() {
   let items;
   try {
     items = await sessions.load();
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 401)) problem(error.message);
-    return;
+    return null;
   }
   $("token-panel").hidden = true;
   $("forget-token").hidden = !auth.token;
   const wanted = decodeURIComponent(location.hash.slice(1));
   const chosen = items.find((s) => s.id === wanted) || items[0];
-  if (chosen) await select(chosen.id);
-  else chat.showEmpty("Pick or create a session, then send a message.");
+  if (chosen) return open(chosen.id);
+  chat.showEmpty("Pick or create a session, then send a message.");
+  return page.gen;
 }
 
 // ---- sending, approving, stopping, forking --------------------------------------------------------
 
+// Send the message box's text (and attachments). It stays in the box until the server has
+// taken it: a message that is not sent stays there, with the reason.
 async function send() {
   const box = $("prompt");
   const text = box.value;
   if (!text.trim() && !attachments.count) return;
+  if (text === page.sending) return; // Enter again while it waits for its session or the server: sent once
   if (page.busy) {
-    problem("A run is going on in this session; your message is kept. Send it once the run ends, or Stop the run.");
+    problem(BUSY);
     return;
   }
-  if (!page.sessionId && !(await createSession())) return;
+  if (page.sending !== null) {
+    problem("Your last message is still on its way; this one is kept. Send it once that run ends.");
+    return;
+  }
+  page.sending = text;
+  try {
+    await deliver(box, text);
+  } finally {
+    page.sending = null;
+  }
+}
+
+async function deliver(box, text) {
+  if (!(await sessionForMessage())) return;
+  if (page.busy) {
+    problem(BUSY);
+    return;
+  }
   clearProblem();
   const sent = [...attachments.items];
   const body = sent.length ? { prompt: text, attachments: attachments.payload() } : { prompt: text };
-  const { error } = await runStream(`${session(page.sessionId)}/runs`, body);
+  const { error, cancelled } = await runStream(`${session(page.sessionId)}/runs`, body);
+  if (cancelled) {
+    problem("Maybe not sent: another session was opened before the server answered. Your message is kept: "
+      + "look in the session you sent it to before you send it again.");
+    return;
+  }
   if (error) {
     problem(`Not sent: ${reasonOf(error)} Your message is kept.`, send);
     return;
@@ -219,6 +283,22 @@ async function send() {
   if (box.value === text) box.value = "";
   attachments.drop(sent);
   if (!document.querySelector(".approval")) box.focus();
+}
+
+// The session a message goes to, once it is open: the one being created or opened when the
+// message was sent, else the one shown, else a new one. Null when there is none (said why).
+async function sessionForMessage() {
+  if (!page.opening && !page.sessionId) createSession();
+  const pending = page.opening;
+  if (pending) {
+    const gen = await pending.done;
+    if (gen === null) return null;
+    if (gen !== page.gen || page.opening) {
+      problem("Not sent: another session was opened before your message went. Your message is kept.");
+      return null;
+    }
+  }
+  return page.sessionId || sessionForMessage(); // the page had no session to open: create one
 }
 
 function reasonOf(error) {
