@@ -10,6 +10,10 @@ key twice succeeds twice), so the keys held here are also kept in memory and a s
 this process on a held session waits as one from another process would. And when the
 connection drops, every lock on it goes at once: the runs that held them are fenced out by
 their next write (see `postgres.py`), and the next run opens a new connection.
+
+A run cancelled while the server answers its `pg_try_advisory_lock` may have been granted
+the lock all the same (asyncpg drops the answer), and nothing but that connection's end
+would free it: so the lock is given back whenever its taker does not learn the answer.
 """
 
 from __future__ import annotations
@@ -41,15 +45,29 @@ class RunLocks:
         self._held: dict[int, Any] = {}  # key -> the connection holding it
 
     async def take(self, key: int) -> Any | None:
-        """Take `key` if it is free in every process; return the connection that holds it, else None."""
-        async with self._statement:
-            conn = await self._connection()
-            if self._held.get(key) is conn:
-                return None
-            if not await conn.fetchval(_TAKE, key):
-                return None
-            self._held[key] = conn
-            return conn
+        """Take `key` if it is free in every process; return the connection that holds it, else None.
+
+        A caller cancelled (or failing) while the server answers gives the lock back, in
+        case it was granted, before its exception goes on.
+        """
+        asked: Any = None  # the connection asked for `key`, until it answers
+        try:
+            async with self._statement:
+                conn = await self._connection()
+                if self._held.get(key) is conn:
+                    return None
+                # Marked held while asked, so that `release` gives back a lock granted unseen.
+                self._held[key] = asked = conn
+                taken = await conn.fetchval(_TAKE, key)
+                asked = None
+                if not taken:
+                    del self._held[key]
+                    return None
+                return conn
+        except BaseException:
+            if asked is not None:
+                await self.release(key, asked)
+            raise
 
     async def release(self, key: int, conn: Any) -> None:
         """Give `key` back; it runs to its end even when the caller is cancelled, and never fails."""

@@ -5,7 +5,8 @@ each a whole transaction; a caller queues a job and awaits its future without bl
 its event loop. A daemon thread never holds up interpreter exit, yet at exit every live
 worker is asked to close its connection (so the WAL is checkpointed and the file left
 tidy), waiting a moment for each. A caller cancelled before its job starts drops it; one
-cancelled while it runs abandons it, and the write rolls back (`Abandoned`).
+cancelled while it runs abandons it, and the write rolls back (`Abandoned`), unless it has
+already reached its `COMMIT`: the caller then learns so (`Job.committed`) and can undo it.
 """
 
 from __future__ import annotations
@@ -29,26 +30,25 @@ Work = Callable[[sqlite3.Connection], Any]
 _Jobs = queue.SimpleQueue["Job | concurrent.futures.Future[None]"]
 # At interpreter exit, how long to wait for each store's thread to close its connection.
 _EXIT_WAIT = 1.0
-_QUEUED, _RUNNING, _DROPPED = "queued", "running", "dropped"
+_QUEUED, _RUNNING, _DROPPED, _ABANDONED, _COMMITTED = "queued", "running", "dropped", "abandoned", "committed"
 
 
 class Job:
     """One job for the store's thread: its work, its outcome, and the event loop future it wakes.
 
     Lighter than a `concurrent.futures.Future`, as a store runs one per transaction: one
-    caller, one loop, no waiting from other threads. `start` (the store's thread) and
-    `drop` (a cancelled caller) race under a lock, so a job either runs or never does.
+    caller, one loop, no waiting from other threads. The store's thread (`start`,
+    `may_commit`) and a cancelled caller (`abandon`) race under a lock, so a job either
+    never runs, or rolls back, or commits and its caller knows it may have (`committed`).
     """
 
-    __slots__ = ("_lock", "_state", "abandoned", "done", "error", "value", "work")
+    __slots__ = ("_lock", "_state", "done", "error", "value", "work")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.done: asyncio.Future[None] = loop.create_future()
         self.work: Work | None = None
         self.value: Any = None
         self.error: BaseException | None = None
-        self.abandoned = False
-        """Set when the caller is cancelled while the job runs: a write then rolls back."""
         self._state = _QUEUED
         self._lock = threading.Lock()
 
@@ -60,13 +60,33 @@ class Job:
             self._state = _RUNNING
             return True
 
-    def drop(self) -> bool:
-        """For a cancelled caller: drop the job if it has not started; return whether it was."""
+    def may_commit(self) -> bool:
+        """In the store's thread, right before a `COMMIT`: whether to commit (False: the caller abandoned the job).
+
+        From a True answer on, the caller can no longer abandon the job: cancelled, it
+        sees `committed`.
+        """
+        with self._lock:
+            if self._state is _ABANDONED:
+                return False
+            self._state = _COMMITTED
+            return True
+
+    def abandon(self) -> None:
+        """For a cancelled caller: drop the job if it has not started, else roll its write back if not committed."""
         with self._lock:
             if self._state is _QUEUED:
                 self._state = _DROPPED
-                return True
-            return False
+            elif self._state is _RUNNING:
+                self._state = _ABANDONED
+
+    @property
+    def committed(self) -> bool:
+        """Whether the job's write went on to its `COMMIT` (so may be saved) though its caller was cancelled.
+
+        Settled once the caller has called `abandon`.
+        """
+        return self._state is _COMMITTED
 
     def finish(self, value: Any, error: BaseException | None) -> None:
         """In the store's thread: keep the outcome and wake the caller's loop."""
@@ -167,14 +187,15 @@ async def wait(job: Job, *, abandonable: bool = True) -> Any:
     If cancelled, an `abandonable` job is dropped, or abandoned if it runs. A running job
     is not waited for: it may be waiting for another process's write lock, and a
     cancellation (Ctrl-C) must not wait that long. It ends on its own (a write that is
-    abandoned rolls back) before the next job of the store starts. A job that is not
-    `abandonable` is neither dropped nor abandoned: it runs to its end.
+    abandoned rolls back; one already past its commit check commits, and `job.committed`
+    says so) before the next job of the store starts. A job that is not `abandonable` is
+    neither dropped nor abandoned: it runs to its end.
     """
     try:
         await job.done
     except asyncio.CancelledError:
-        if abandonable and not job.drop():
-            job.abandoned = True
+        if abandonable:
+            job.abandon()
         raise
     error = job.error
     if error is not None:

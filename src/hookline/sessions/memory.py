@@ -107,8 +107,11 @@ class _RunLocks:
                     raise SessionBusy(session_id, f"waited {timeout:g} s" if timeout > 0 else "")
                 self._waiters.setdefault(session_id, []).append(woken)
             try:
+                # Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation that lands
+                # as `woken` is set, and the cancelled run would take the lock and go on.
                 with suppress(TimeoutError):
-                    await asyncio.wait_for(woken, remaining)
+                    async with asyncio.timeout(remaining):
+                        await woken
             finally:
                 with self._mutex:
                     waiters = self._waiters[session_id]

@@ -21,7 +21,9 @@ write lock for the statements alone; a run's first read and last write
 `run_lock` is a lease in the `hookline_run_locks` table: taken in a write transaction,
 renewed every `lock_ttl / 3` seconds while held, deleted on release. A lease frees itself
 once it expires, and at once when its holder ran on this host and its pid is gone, so a
-killed process never blocks a session for long.
+killed process never blocks a session for long. A run cancelled while its lease is being
+written leaves none behind: the write rolls back, or, if it was already committing, the
+cancelled run deletes the lease before its cancellation goes on.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import datetime
 from functools import partial
@@ -139,19 +141,30 @@ class SQLiteSessionStore(SessionStore):
             self._worker.submit(job)
 
     async def _transaction(
-        self, work: Callable[[sqlite3.Connection], _T], *, read_only: bool = False, finish: bool = False
+        self,
+        work: Callable[[sqlite3.Connection], _T],
+        *,
+        read_only: bool = False,
+        finish: bool = False,
+        undo: Callable[[], Awaitable[None]] | None = None,
     ) -> _T:
         """Run `work` on the connection, in the store's thread, as one transaction; return what it returns.
 
         A write (the default) runs between `BEGIN IMMEDIATE` and `COMMIT`: committed when
         `work` returns, rolled back if it raises, or if the caller is cancelled before the
-        `COMMIT` begins. `read_only` work is one `SELECT`, which SQLite runs in a snapshot
-        of its own, with no `BEGIN` around it. With `finish`, the work runs to its end even
-        if the caller is cancelled.
+        `COMMIT` begins. A caller cancelled once it has begun awaits `undo` (when given)
+        before the cancellation goes on. `read_only` work is one `SELECT`, which SQLite runs
+        in a snapshot of its own, with no `BEGIN` around it. With `finish`, the work runs to
+        its end even if the caller is cancelled.
         """
         job = Job(asyncio.get_running_loop())
         job.work = work if read_only else partial(_in_transaction, work, job=None if finish else job)
-        result: _T = await self._run(job, read_only=read_only, finish=finish)
+        try:
+            result: _T = await self._run(job, read_only=read_only, finish=finish)
+        except asyncio.CancelledError:
+            if undo is not None and job.committed:
+                await undo()
+            raise
         return result
 
     async def _run(self, job: Job, *, read_only: bool = False, finish: bool = False) -> Any:
@@ -351,7 +364,11 @@ class SQLiteSessionStore(SessionStore):
         now = time.time()
         lease = {"session_id": session_id, "owner": owner, "host": _HOST, "pid": os.getpid()}
         lease |= {"expires_at": now + self.lock_ttl, "now": now}
-        return bool(await self._write_leases(partial(_fetch, sql.TAKE_LEASE, lease)))
+        # Cancelled once the lease is committing, the caller never learns it holds it
+        # (`run_lock` raises before its `finally`): release it here, or it would hold the
+        # session until it expires.
+        undo = partial(self._release_lease, session_id, owner)
+        return bool(await self._write_leases(partial(_fetch, sql.TAKE_LEASE, lease), undo=undo))
 
     async def _release_lease(self, session_id: str, owner: str) -> None:
         """Release a lease; if that fails (a full disk), leave it to the next lease write.
@@ -366,10 +383,12 @@ class SQLiteSessionStore(SessionStore):
             await self._transaction(partial(_fetch, sql.RELEASE_LEASE, lease), finish=True)
             self._unreleased.discard((session_id, owner))
 
-    async def _write_leases(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _write_leases(
+        self, work: Callable[[sqlite3.Connection], _T], *, undo: Callable[[], Awaitable[None]] | None = None
+    ) -> _T:
         """A write that reads leases: the ones this store failed to release go first."""
         stale = list(self._unreleased)
-        result = await self._transaction(partial(_after_releasing, stale, work) if stale else work)
+        result = await self._transaction(partial(_after_releasing, stale, work) if stale else work, undo=undo)
         self._unreleased.difference_update(stale)
         return result
 
@@ -446,7 +465,7 @@ def _in_transaction(work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connec
     db.execute(sql.BEGIN)
     try:
         result = work(db)
-        if job is not None and job.abandoned:
+        if job is not None and not job.may_commit():
             raise Abandoned
         db.execute(sql.COMMIT)
     except BaseException:

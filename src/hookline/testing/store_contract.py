@@ -6,8 +6,9 @@ prepared parts merged into their author's next event, copies handed out, the err
 (`SessionNotFound`, `SessionExists`, `InvalidEvent`, `SessionBusy`), NUL kept and lone
 surrogates replaced, the bytes of images and files kept once per session (`load_blobs`;
 a store that keeps them in the log instead passes too: a part may come back with its
-`data` where ours come back with `blob`), one run at a time per session, and the agent
-running, pausing and resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
+`data` where ours come back with `blob`), one run at a time per session (a run cancelled
+while it takes the lock or waits for it leaves the session free), and the agent running,
+pausing and resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
 a pytest module and say how to make your store:
 
 ```python
@@ -50,12 +51,13 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 from hookline.sessions import SessionStore
 from hookline.testing._store_blob_cases import BlobCases
 from hookline.testing._store_cases import StoredCases, texts, user_edit, user_says
+from hookline.testing._store_lock_cases import LockCancelCases
 from hookline.testing._store_run_cases import RunCases
 
 __all__ = ["SessionStoreContract"]
 
 
-class SessionStoreContract(StoredCases, BlobCases, RunCases):
+class SessionStoreContract(StoredCases, BlobCases, RunCases, LockCancelCases):
     """The contract of `SessionStore`, as pytest test cases: subclass it and define `create_store()`.
 
     Not collected itself (its name does not start with `Test`); a subclass named
