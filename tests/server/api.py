@@ -10,6 +10,8 @@ import httpx
 
 from waiting import await_until
 
+from .agent import DANGER_LOG
+
 SSE = {"Accept": "text/event-stream"}
 """The headers asking for server-sent events."""
 
@@ -27,6 +29,23 @@ async def log_texts(http: httpx.AsyncClient, session_id: str) -> list[str]:
     response = await http.get(f"/v1/sessions/{session_id}/events", params={"view": "ui"})
     assert response.status_code == 200, response.text
     return ["".join(p.get("text", "") for p in e["parts"]) for e in response.json()]
+
+
+async def paused_on_danger(http: httpx.AsyncClient) -> tuple[str, str]:
+    """A new session whose run paused for approval of its `danger` call: (session id, call id)."""
+    session_id = await new_session(http)
+    result = (await http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "danger"})).json()
+    assert result["stop_reason"] == "interrupted", result
+    DANGER_LOG.clear()
+    return session_id, result["interruptions"][0]["call_id"]
+
+
+async def full_log(http: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
+    """Every event of the session's log (`all` view), as JSON."""
+    response = await http.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})
+    assert response.status_code == 200, response.text
+    events: list[dict[str, Any]] = response.json()
+    return events
 
 
 async def model_called(http: httpx.AsyncClient, session_id: str) -> None:

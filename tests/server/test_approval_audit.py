@@ -26,7 +26,7 @@ from hookline.sessions.sqlite import SQLiteSessionStore
 from waiting import await_until
 
 from .agent import DANGER_LOG
-from .api import SSE, new_session, sse_frames
+from .api import SSE, full_log, paused_on_danger, sse_frames
 from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
@@ -98,26 +98,11 @@ def store(tmp_path: Path) -> SessionStore:
     return _SQLiteHolds(tmp_path / "sessions.db")
 
 
-async def _paused(http: httpx.AsyncClient) -> tuple[str, str]:
-    session_id = await new_session(http)
-    result = (await http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "danger"})).json()
-    assert result["stop_reason"] == "interrupted", result
-    DANGER_LOG.clear()
-    return session_id, result["interruptions"][0]["call_id"]
-
-
-async def _log(http: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
-    response = await http.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})
-    assert response.status_code == 200, response.text
-    events: list[dict[str, Any]] = response.json()
-    return events
-
-
 @pytest.mark.parametrize("where", ["same server", "another server"])
 async def test_only_the_resume_that_applies_its_decision_is_audited(
     client: httpx.AsyncClient, store: _HoldsAfterAudit, make_server: Callable[..., LiveServer], where: str
 ) -> None:
-    session_id, call_id = await _paused(client)
+    session_id, call_id = await paused_on_danger(client)
     # Another server on the same store: its own runs, only the store's lock between the two.
     loser_url = make_server().url if where == "another server" else str(client.base_url)
     resume = f"/v1/sessions/{session_id}/resume"
@@ -131,7 +116,7 @@ async def test_only_the_resume_that_applies_its_decision_is_audited(
     store.let_go()
     approved = await approving
 
-    log = await _log(client, session_id)
+    log = await full_log(client, session_id)
     audit = [e["parts"][0]["text"] for e in log if "approval" in e["metadata"]]
     assert audit == [APPROVED], "only the decision that took effect is on record"
     (result,) = [e["parts"][0]["content"] for e in log if e["role"] == "tool"]
@@ -149,7 +134,7 @@ async def test_only_the_resume_that_applies_its_decision_is_audited(
 
 
 async def test_a_resume_streams_its_audit_line_before_the_call_runs(client: httpx.AsyncClient) -> None:
-    session_id, call_id = await _paused(client)
+    session_id, call_id = await paused_on_danger(client)
     body = {"approvals": {call_id: "not today"}}
     async with client.stream("POST", f"/v1/sessions/{session_id}/resume", json=body, headers=SSE) as response:
         assert response.status_code == 200

@@ -11,35 +11,20 @@ import httpx
 import pytest
 
 from .agent import DANGER_LOG
-from .api import SSE, new_session, sse_frames
+from .api import SSE, full_log, paused_on_danger, sse_frames
 
 pytestmark = pytest.mark.anyio
 
 
-async def _paused(http: httpx.AsyncClient) -> tuple[str, str]:
-    session_id = await new_session(http)
-    result = (await http.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "danger"})).json()
-    assert result["stop_reason"] == "interrupted", result
-    DANGER_LOG.clear()
-    return session_id, result["interruptions"][0]["call_id"]
-
-
-async def _log(http: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
-    response = await http.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})
-    assert response.status_code == 200, response.text
-    events: list[dict[str, Any]] = response.json()
-    return events
-
-
 async def test_an_edit_runs_the_call_with_the_new_arguments_and_is_audited(client: httpx.AsyncClient) -> None:
-    session_id, call_id = await _paused(client)
+    session_id, call_id = await paused_on_danger(client)
     body = {"approvals": {call_id: {"args": {"target": "staging"}}}}
     resumed = await client.post(f"/v1/sessions/{session_id}/resume", json=body)
 
     assert resumed.status_code == 200, resumed.text
     assert resumed.json()["output"] == "The tool said: wiped staging."
     assert DANGER_LOG == ["staging"]
-    log = await _log(client, session_id)
+    log = await full_log(client, session_id)
     (audit,) = [e for e in log if "approval" in e["metadata"]]
     assert audit["parts"][0]["text"] == "default approved danger(target='staging') (arguments edited)"
     assert audit["metadata"]["approval"] == {
@@ -54,7 +39,7 @@ async def test_an_edit_runs_the_call_with_the_new_arguments_and_is_audited(clien
 
 
 async def test_an_edit_over_sse_streams_the_users_edit_before_the_result(client: httpx.AsyncClient) -> None:
-    session_id, call_id = await _paused(client)
+    session_id, call_id = await paused_on_danger(client)
     body = {"approvals": {call_id: {"approve": True, "args": {"target": "qa"}}}}
     async with client.stream("POST", f"/v1/sessions/{session_id}/resume", json=body, headers=SSE) as response:
         assert response.status_code == 200
@@ -71,8 +56,8 @@ async def test_an_edit_over_sse_streams_the_users_edit_before_the_result(client:
 async def test_edited_arguments_that_do_not_fit_answer_422_and_record_nothing(
     client: httpx.AsyncClient, args: dict[str, Any], problem: str
 ) -> None:
-    session_id, call_id = await _paused(client)
-    before = await _log(client, session_id)
+    session_id, call_id = await paused_on_danger(client)
+    before = await full_log(client, session_id)
 
     response = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {call_id: {"args": args}}})
 
@@ -80,18 +65,18 @@ async def test_edited_arguments_that_do_not_fit_answer_422_and_record_nothing(
     assert response.json()["error"] == "invalid_approvals"
     assert call_id in response.json()["message"]
     assert problem in response.json()["message"]
-    assert await _log(client, session_id) == before
+    assert await full_log(client, session_id) == before
     assert DANGER_LOG == []
     approved = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {call_id: True}})
     assert approved.json()["stop_reason"] == "completed", "the call is still paused"
 
 
 async def test_an_object_refusal_gives_its_reason(client: httpx.AsyncClient) -> None:
-    session_id, call_id = await _paused(client)
+    session_id, call_id = await paused_on_danger(client)
     body = {"approvals": {call_id: {"approve": False, "reason": "freeze week"}}}
     resumed = await client.post(f"/v1/sessions/{session_id}/resume", json=body)
     assert resumed.json()["output"] == "The tool said: the user refused the call to danger: freeze week."
-    audit = [e for e in await _log(client, session_id) if "approval" in e["metadata"]]
+    audit = [e for e in await full_log(client, session_id) if "approval" in e["metadata"]]
     assert [e["parts"][0]["text"] for e in audit] == ["default denied danger(target='prod'): freeze week"]
     assert DANGER_LOG == []
 
@@ -109,12 +94,12 @@ async def test_an_object_refusal_gives_its_reason(client: httpx.AsyncClient) -> 
 async def test_malformed_object_answers_answer_422(
     client: httpx.AsyncClient, answer: dict[str, Any], status: int, code: str
 ) -> None:
-    session_id, call_id = await _paused(client)
-    before = await _log(client, session_id)
+    session_id, call_id = await paused_on_danger(client)
+    before = await full_log(client, session_id)
     response = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {call_id: answer}})
     assert response.status_code == status, response.text
     assert response.json()["error"] == code
-    assert await _log(client, session_id) == before
+    assert await full_log(client, session_id) == before
 
 
 async def test_the_openapi_schema_describes_the_object_answer(client: httpx.AsyncClient) -> None:
