@@ -154,8 +154,11 @@ class Feed(RunChannel):
             self._announced = self.cursor
             timeout = min(timeout, _FIRST_PROBE)
         if timeout > 0 and not self._wake.is_set():
+            # Not `asyncio.wait_for`: on Python 3.11 it swallows a `stop` that lands as an
+            # append is announced, and the stopped feed would go on reading the log.
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
         self._wake.clear()
 
     async def _read(self) -> list[Event]:

@@ -70,7 +70,10 @@ class Subscription:
             if self._closed:
                 return None
             self._wake.clear()
-            await asyncio.wait_for(self._wake.wait(), timeout)
+            # Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation that lands as
+            # an event comes, and a stream whose client left would write it and go on.
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
         return self._items.popleft()
 
 

@@ -93,8 +93,11 @@ class Notifier:
 
     async def wait_connected(self, timeout: float) -> bool:
         """Wait up to `timeout` s for the connection; return whether it is up."""
+        # Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation that lands as
+        # the connection comes up, and a cancelled caller would go on and send.
         with suppress(TimeoutError):
-            await asyncio.wait_for(self._ready.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._ready.wait()
         return self.connected
 
     async def send(self, verb: str, session_id: str, *, timeout: float = 1.0) -> None:
@@ -173,8 +176,11 @@ class Notifier:
         self._conn = conn
         self._ready.set()
         while not conn.is_closed():
+            # Not `asyncio.wait_for`: on Python 3.11 it swallows an `aclose` that lands as
+            # the connection drops, and the supervisor would connect again, for ever.
             with suppress(TimeoutError):
-                await asyncio.wait_for(lost.wait(), self._ping_every)
+                async with asyncio.timeout(self._ping_every):
+                    await lost.wait()
                 return
             try:
                 async with self._sending:

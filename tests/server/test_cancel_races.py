@@ -1,0 +1,76 @@
+"""A server task cancelled in the very step that what it waits for comes stays cancelled.
+
+On Python 3.11, `asyncio.wait_for` returns the awaited result when its caller is cancelled
+in the loop step where that result arrives, and the cancellation is lost. Each test here
+brings that step about (it completes the awaited thing and cancels the waiter with no
+await between) and checks that the waiter stops, and that what it guarded does not happen:
+an SSE stream whose client left writes no more frames; a feed whose last reader left
+reads the log no more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hookline import Event
+from hookline.server.relay import Feed, Relay
+from hookline.server.runs import RunChannel, RunManager
+from hookline.server.sse import subscription_frames
+from hookline.sessions import InMemorySessionStore
+from waiting import DEADLINE, await_until
+
+pytestmark = pytest.mark.anyio
+
+
+def say(text: str) -> Event:
+    return Event.status("agent", "agent", text)
+
+
+async def assert_cancelled(task: asyncio.Task[object]) -> None:
+    """`task` ends, cancelled: it did not swallow its cancellation and go on."""
+    await asyncio.wait([task], timeout=DEADLINE)
+    if not task.done():
+        task.cancel()
+        pytest.fail("the cancelled task never ended")
+    assert task.cancelled(), f"the cancelled task went on and ended with {task.result()!r}"
+
+
+async def test_an_sse_stream_cancelled_as_an_event_comes_writes_it_not_and_leaves_the_run() -> None:
+    channel = RunChannel("s")
+    subscription = channel.subscribe()
+    frames = subscription_frames(subscription, keepalive=DEADLINE)
+
+    async def next_frame() -> bytes:
+        return await anext(frames)
+
+    reading = asyncio.create_task(next_frame())
+    await await_until(lambda: subscription._wake._waiters, "the stream waits for the run's next event")
+    channel.publish(say("thinking"))
+    reading.cancel()  # in the same step: the stream's client left, or the server stops
+    await assert_cancelled(reading)
+    assert not channel._subscribers, "the cancelled stream still reads the run"
+    with pytest.raises(StopAsyncIteration):
+        await anext(frames)
+
+
+async def test_a_feed_whose_last_reader_leaves_as_an_append_is_announced_reads_the_log_no_more() -> None:
+    store = InMemorySessionStore()
+    relay = Relay(store, RunManager())
+    await store.create(session_id="s")
+    async with store.run_lock("s"):  # a run holds the session (another process's, for all the feed knows)
+        feed = Feed("s", relay, limit=100, idle=DEADLINE)
+        try:
+            reader = feed.subscribe()
+            feed.arm(0)
+            await await_until(lambda: feed._wake._waiters, "the feed waits for news of the run")
+            appended = await store.append_event("s", say("thinking"))
+            assert appended.seq is not None
+            feed.announced(appended.seq)
+            reader.close()  # in the same step: its last reader left, so the feed stops
+            await await_until(lambda: feed._task.done() or feed.cursor > 0, "the feed stops, or reads on")
+            assert feed.cursor == 0, "the stopped feed read the log again"
+            await assert_cancelled(feed._task)
+        finally:
+            feed.stop()
