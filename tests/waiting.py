@@ -49,3 +49,12 @@ async def await_until(condition: Callable[[], Any], what: str, *, deadline: floa
 async def _look(condition: Callable[[], Any]) -> Any:
     outcome = condition()
     return await outcome if inspect.isawaitable(outcome) else outcome
+
+
+async def assert_cancelled(task: asyncio.Task[Any]) -> None:
+    """`task`, just cancelled, ends cancelled: it did not swallow its cancellation and go on."""
+    await asyncio.wait([task], timeout=DEADLINE)
+    if not task.done():
+        task.cancel()
+        raise AssertionError("the cancelled task never ended")
+    assert task.cancelled(), f"the cancelled task went on and ended with {task.exception() or task.result()!r}"

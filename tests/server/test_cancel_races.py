@@ -19,22 +19,13 @@ from hookline.server.relay import Feed, Relay
 from hookline.server.runs import RunChannel, RunManager
 from hookline.server.sse import subscription_frames
 from hookline.sessions import InMemorySessionStore
-from waiting import DEADLINE, await_until
+from waiting import DEADLINE, assert_cancelled, await_until
 
 pytestmark = pytest.mark.anyio
 
 
 def say(text: str) -> Event:
     return Event.status("agent", "agent", text)
-
-
-async def assert_cancelled(task: asyncio.Task[object]) -> None:
-    """`task` ends, cancelled: it did not swallow its cancellation and go on."""
-    await asyncio.wait([task], timeout=DEADLINE)
-    if not task.done():
-        task.cancel()
-        pytest.fail("the cancelled task never ended")
-    assert task.cancelled(), f"the cancelled task went on and ended with {task.result()!r}"
 
 
 async def test_an_sse_stream_cancelled_as_an_event_comes_writes_it_not_and_leaves_the_run() -> None:

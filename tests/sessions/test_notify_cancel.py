@@ -10,23 +10,13 @@ must stop rather than connect again (and `aclose` must end).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from hookline.sessions._notify import Notifier
-from waiting import DEADLINE, await_until
+from waiting import DEADLINE, assert_cancelled, await_until
 
 pytestmark = pytest.mark.anyio
-
-
-async def assert_cancelled(task: asyncio.Task[Any]) -> None:
-    """`task` ends, cancelled: it did not swallow its cancellation and go on."""
-    await asyncio.wait([task], timeout=DEADLINE)
-    if not task.done():
-        task.cancel()
-        pytest.fail("the cancelled task never ended")
-    assert task.cancelled(), f"the cancelled task went on and ended with {task.result()!r}"
 
 
 async def test_a_send_cancelled_as_the_connection_comes_up_sends_nothing(postgres_dsn: str) -> None:

@@ -27,7 +27,7 @@ import pytest
 from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from hookline.sessions._postgres_locks import _TAKE
 from hookline.sessions._sqlite_thread import Job
-from waiting import DEADLINE, await_until
+from waiting import DEADLINE, assert_cancelled, await_until
 
 pytestmark = pytest.mark.anyio
 
@@ -41,15 +41,6 @@ async def hold(store: SessionStore, session_id: str) -> None:
     """A run that takes the lock and keeps it until cancelled."""
     async with store.run_lock(session_id, timeout=DEADLINE):
         await asyncio.Event().wait()
-
-
-async def assert_cancelled(task: asyncio.Task[None]) -> None:
-    """`task` ends, cancelled (its cancellation was not swallowed)."""
-    await asyncio.wait([task], timeout=DEADLINE)
-    if not task.done():
-        task.cancel()
-        pytest.fail("the cancelled taker never ended")
-    assert task.cancelled(), f"the cancelled taker went on and ended with {task.exception()!r}"
 
 
 async def assert_free(*stores: SessionStore, session_id: str) -> None:
