@@ -335,7 +335,7 @@ def _prompt_message(prompt: str | Message | Sequence[str | Part] | None) -> Mess
     if isinstance(prompt, str):  # the commonest prompt, without the list's checks
         if not prompt.strip():
             raise ConfigError("the prompt is empty: pass the text the agent should answer")
-        return Message.from_valid_parts("user", [TextPart(text=prompt)])
+        return Message.from_valid_parts("user", [TextPart.from_valid(prompt)])
     items = prompt
     if not isinstance(items, Sequence) or not items:
         raise ConfigError(f"the prompt must be text, a user Message or a list of text and parts, not {prompt!r}")

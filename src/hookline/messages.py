@@ -48,6 +48,7 @@ _set_dict = _slots["__dict__"].__set__
 _set_fields_set = _slots["__pydantic_fields_set__"].__set__
 _set_extra = _slots["__pydantic_extra__"].__set__
 _set_private = _slots["__pydantic_private__"].__set__
+_set_field = object.__setattr__  # pydantic's own refuses frozen models; `Message`'s notes an edit
 _new = object.__new__
 _EVERY_FIELD: dict[type[BaseModel], set[str]] = {}  # by class: the fields-set its trusted instances share
 
@@ -59,8 +60,20 @@ def without_validation(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
     `__setattr__` (which adds to it) never changes it, and a run saves a set per message
     and result.
     """
-    instance = _new(cls)
+    instance = _blank(cls)
     _set_dict(instance, values)
+    return instance
+
+
+def _blank(cls: type[_ModelT]) -> _ModelT:
+    """A new instance of `cls`, trusted like `without_validation`'s, whose fields the caller then sets, every one.
+
+    The loop builds its messages and results this way rather than assigning a dict: on
+    CPython the fields of instances set in the same order share one table of keys with
+    their class's other instances (see `_share_keys`), a dict of their own is made only
+    when something asks for `__dict__`, and setting them is quicker than making a dict.
+    """
+    instance = _new(cls)
     every = _EVERY_FIELD.get(cls)
     if every is None:
         every = _EVERY_FIELD[cls] = set(cls.model_fields)
@@ -68,6 +81,19 @@ def without_validation(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
     _set_extra(instance, None)
     _set_private(instance, None)
     return instance
+
+
+def _share_keys(cls: type[BaseModel]) -> None:
+    """Fix the table of keys that `cls`'s instances filled by `_blank` share: its fields, in order.
+
+    CPython lets the instances of a class share their attributes' keys; the first instance
+    given attributes fixes the table, and only while few instances exist (each one made
+    before shrinks what the table may hold). Filling one at import, before any other is
+    made, keeps that from depending on what a program builds first.
+    """
+    instance = _new(cls)
+    for name in cls.model_fields:
+        _set_field(instance, name, None)
 
 
 _SHARED_FIELDS_SET: dict[type[BaseModel], set[str] | None] = {}  # by class: the set its parts share (None: not frozen)
@@ -103,6 +129,14 @@ class TextPart(_Part):
     type: Literal["text"] = "text"
     text: str
     """The text."""
+
+    @classmethod
+    def from_valid(cls, text: str) -> TextPart:
+        """A text part of `text`, a string, built without validating it (the prompt, the instructions)."""
+        part = _blank(cls)
+        _set_field(part, "type", "text")  # no dict until one is asked for
+        _set_field(part, "text", text)
+        return part
 
 
 class ToolCallPart(_Part):
@@ -245,9 +279,14 @@ class ToolResultPart(_Part):
         cls, call_id: str, content: str, *, name: str, is_error: bool = False, attachments: tuple[Media, ...] = ()
     ) -> ToolResultPart:
         """A result of values that are already valid (strings, parts), built without validating them."""
-        values = {"type": "tool_result", "call_id": call_id, "content": content, "is_error": is_error, "name": name,
-                  "attachments": attachments}
-        return without_validation(cls, values)
+        result = _blank(cls)
+        _set_field(result, "type", "tool_result")
+        _set_field(result, "call_id", call_id)
+        _set_field(result, "content", content)
+        _set_field(result, "is_error", is_error)
+        _set_field(result, "name", name)
+        _set_field(result, "attachments", attachments)
+        return result
 
 
 class DocumentPart(_Part):
@@ -464,7 +503,10 @@ class Message(BaseModel):
         """
         owned = _PartList(parts)  # its kinds now: its views are read soon, and a short list is quick to read
         owned.kinds = _KIND_OF.get(type(owned[0]), _UNKNOWN) if len(owned) == 1 else _classify(owned)
-        return without_validation(cls, {"role": role, "parts": owned})
+        message = _blank(cls)
+        _set_field(message, "role", role)  # no dict until one is asked for: 64 bytes a message
+        _set_field(message, "parts", owned)
+        return message
 
     @property
     def text(self) -> str:
@@ -513,3 +555,8 @@ class Message(BaseModel):
         if kinds & _RESULT:
             return [p for p in parts if isinstance(p, ToolResultPart)]
         return []
+
+
+_share_keys(TextPart)
+_share_keys(ToolResultPart)
+_share_keys(Message)

@@ -39,7 +39,7 @@ class PromptView:
             messages = list(state.messages)
         elif isinstance(instructions, str):
             if self._system is None:  # `Message.system` without validating the message again
-                self._system = Message.from_valid_parts("system", [TextPart(text=instructions)])
+                self._system = Message.from_valid_parts("system", [TextPart.from_valid(instructions)])
             messages = [self._system, *state.messages]
         else:
             messages = [Message.system(instructions(state)), *state.messages]
