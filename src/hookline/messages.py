@@ -16,7 +16,8 @@ lets the loop re-check only the messages added since its last check of the conve
 The loop builds a few messages and results per turn, and a store stamps every event it
 appends, from values it made itself: `without_validation` builds such an instance
 directly (what pydantic's `model_construct` does, minus its per-field default handling,
-which costs more than validation itself).
+which costs more than validation itself). The messages, results and prompt text the loop
+keeps are built lighter still (`from_valid_parts`, `from_valid`): see `_blank`.
 """
 
 from __future__ import annotations
@@ -70,8 +71,10 @@ def _blank(cls: type[_ModelT]) -> _ModelT:
 
     The loop builds its messages and results this way rather than assigning a dict: on
     CPython the fields of instances set in the same order share one table of keys with
-    their class's other instances (see `_share_keys`), a dict of their own is made only
-    when something asks for `__dict__`, and setting them is quicker than making a dict.
+    their class's other instances (see `_share_keys`), and an instance holds no dict of its
+    own until something asks for its `__dict__` (a result: 161 bytes rather than 360 on
+    CPython 3.11). Setting fields one by one costs ~0.2 µs more a result than assigning a
+    dict; a run keeps every result it makes, so memory wins here.
     """
     instance = _new(cls)
     every = _EVERY_FIELD.get(cls)
