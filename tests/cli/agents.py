@@ -6,8 +6,11 @@ Each is backed by a `FunctionModel` script, so the CLI runs the real loop offlin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,14 +68,46 @@ async def _threaded_script(request: ModelRequest) -> ModelResponse:
     return ModelResponse(text="too late")
 
 
+async def _ignore_cancellation(seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(deadline - time.monotonic())
+
+
 async def _stubborn_script(request: ModelRequest) -> ModelResponse:
     # Code that swallows cancellation: only the CLI's grace period ends the process.
-    deadline = time.monotonic() + SLOW_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            await asyncio.sleep(deadline - time.monotonic())
-        except asyncio.CancelledError:
-            continue
+    await _ignore_cancellation(SLOW_SECONDS)
+    return ModelResponse(text="too late")
+
+
+STOP_SECONDS = 1.0
+"""How long the lingering agent's model takes to stop once cancelled: late, yet within the CLI's 1.5 s grace."""
+
+_left_behind: list[object] = []  # keeps what the lingering model leaves behind from being collected
+
+
+async def _never_closes() -> AsyncIterator[str]:
+    try:
+        yield "first"
+    finally:
+        await _ignore_cancellation(SLOW_SECONDS)  # aclose() waits for this
+
+
+async def _lingering_script(request: ModelRequest) -> ModelResponse:
+    # Leaves what no cleanup can end: a task that ignores cancellation, an async generator
+    # whose aclose() does, a worker thread; then stops STOP_SECONDS after it is cancelled.
+    _left_behind.append(asyncio.create_task(_ignore_cancellation(SLOW_SECONDS)))
+    stream = _never_closes()
+    _left_behind.append(stream)
+    await anext(stream)
+    _left_behind.append(asyncio.create_task(asyncio.to_thread(time.sleep, SLOW_SECONDS)))
+    print("the lingering model waits", file=sys.stderr, flush=True)
+    try:
+        await asyncio.sleep(SLOW_SECONDS)
+    except asyncio.CancelledError:
+        await asyncio.shield(asyncio.sleep(STOP_SECONDS))
+        raise
     return ModelResponse(text="too late")
 
 
@@ -96,6 +131,7 @@ failing = Agent("failing", model=FunctionModel(_add_script, name="scripted"), to
                 hooks={HookPoint.BEFORE_LLM: [_broken]})
 threaded = Agent("threaded", model=FunctionModel(_threaded_script, name="scripted"), tools=[add])
 stubborn = Agent("stubborn", model=FunctionModel(_stubborn_script, name="scripted"), tools=[add])
+lingering = Agent("lingering", model=FunctionModel(_lingering_script, name="scripted"), tools=[add])
 quiet_tools = Agent("quiet", model=FunctionModel(_add_script, name="scripted"), tools=[add],
                     status=StatusOptions(tool=False))
 not_an_agent = 42

@@ -239,6 +239,17 @@ def test_a_run_that_ignores_ctrl_c_is_left_behind_within_2_s(tmp_path: Path) -> 
     assert [e.text for e in exported(clean_env(), tmp_path, "s1", "--db", "s.db") if e.kind == "message"] == ["hi"]
 
 
+def test_ctrl_c_ends_the_process_within_2_s_whatever_a_late_run_leaves_behind(tmp_path: Path) -> None:
+    # The run stops 1 s after Ctrl-C, within the grace, and leaves a task that ignores
+    # cancellation, an async generator that ignores aclose() and a busy worker thread:
+    # the cleanup after it used to wait up to 0.5 s a step on top, and for that aclose() to end.
+    with Running(["run", "hi", "--agent", f"{AGENTS}:lingering"], clean_env(), tmp_path) as running:
+        running.wait_for("the lingering model waits")
+        running.interrupt()
+        assert_quick_exit(running, limit=2.0)
+        assert b"did not stop" not in running.stderr, "the grace, not the cleanup's deadline, ended it"
+
+
 def test_ctrl_c_during_a_chat_turn_cancels_the_turn(tmp_path: Path) -> None:
     args = ["chat", "--agent", f"{AGENTS}:threaded", "--session", "c1", "--db", "s.db"]
     with Running(args, clean_env(), tmp_path) as running:

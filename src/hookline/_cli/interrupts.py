@@ -12,6 +12,11 @@ local model generating, a threaded tool). `asyncio.run` waits for them when it c
 loop, and the interpreter waits for them at exit: a minute for a long generation, and a
 second Ctrl-C there printed a traceback. So `CommandLoop.close` does not wait for a busy
 executor, and `end_process` ends the process without joining such threads.
+
+When a Ctrl-C ends the command, what follows it ends within `EXIT_AFTER_CTRL_C` seconds of
+that Ctrl-C, however late in its grace the run stopped: `close` winding down the tasks,
+async generators and executor the run left, then `end_process` joining threads. What has
+not finished by then is left behind too.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import math
 import os
 import signal
 import sys
@@ -28,10 +34,18 @@ from collections.abc import Callable, Coroutine
 from types import FrameType, TracebackType
 from typing import Any, NoReturn, TypeVar
 
-__all__ = ["GRACE", "CommandLoop", "end_process", "quit_now", "watchdog"]
+__all__ = ["EXIT_AFTER_CTRL_C", "GRACE", "CommandLoop", "end_process", "quit_now", "watchdog"]
 
 GRACE = 1.5
 """Seconds a cancelled run has to stop before the process ends without it."""
+
+EXIT_AFTER_CTRL_C = 1.7
+"""Seconds from a Ctrl-C that ends the command to the end of the cleanup after it.
+
+Ctrl-C is honoured within 2 s; the last 0.3 s are for the interpreter's own exit on a
+loaded machine. A run that stops just within `GRACE` leaves 0.2 s to wind down what it
+left running: ample, as the run's own cleanup (closing its store) is part of the run.
+"""
 
 _JOIN = 0.2
 """Seconds `end_process` gives other threads to finish before it stops waiting for them."""
@@ -40,6 +54,7 @@ _CLOSE = 0.5
 """Seconds `CommandLoop.close` gives each step of its cleanup."""
 
 _CTRL_C = 130
+_exit_deadline = math.inf  # time.monotonic() by which `end_process` stops waiting; a Ctrl-C's close sets it
 T = TypeVar("T")
 
 
@@ -83,6 +98,8 @@ class CommandLoop:
         self._context = contextvars.copy_context()
         self._task: asyncio.Task[Any] | None = None
         self._interrupts = 0
+        self._ctrl_c_at: float | None = None
+        self._deadline = math.inf
         self._watchdog: threading.Timer | None = None
 
     def __enter__(self) -> CommandLoop:
@@ -92,7 +109,7 @@ class CommandLoop:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        self.close()
+        self.close(after_ctrl_c=isinstance(exc, KeyboardInterrupt))
 
     def run(self, coro: Coroutine[Any, Any, T], *, ctrl_c: bool = True) -> T:
         """Run `coro` to its end and return its result.
@@ -107,6 +124,7 @@ class CommandLoop:
         """
         self._task = task = self._loop.create_task(coro, context=self._context)
         self._interrupts = 0
+        self._ctrl_c_at = None
         try:
             with self._sigint_handled() if ctrl_c else contextlib.nullcontext():
                 result = self._loop.run_until_complete(task)
@@ -125,17 +143,29 @@ class CommandLoop:
         """Have the loop call `callback(*args)` (safe from a signal handler or another thread)."""
         self._loop.call_soon_threadsafe(callback, *args)
 
-    def close(self) -> None:
-        """Cancel what is left, close the loop; wait for its executor only if no other thread is busy."""
+    def close(self, *, after_ctrl_c: bool = False) -> None:
+        """Cancel what is left, close the loop; wait for its executor only if no other thread is busy.
+
+        Each step of the cleanup waits `_CLOSE` seconds at most, and after a Ctrl-C all of it,
+        with `end_process` after it, ends within `EXIT_AFTER_CTRL_C` seconds of that Ctrl-C.
+
+        Args:
+            after_ctrl_c: A Ctrl-C ends the command: the one that cancelled the last `run`, or one just now.
+
+        """
+        global _exit_deadline
         loop = self._loop
         if loop.is_closed():
             return
+        if after_ctrl_c:
+            ctrl_c_at = time.monotonic() if self._ctrl_c_at is None else self._ctrl_c_at
+            self._deadline = _exit_deadline = ctrl_c_at + EXIT_AFTER_CTRL_C
         try:
             with self._sigint_handled():
                 self._finish_tasks()
-                loop.run_until_complete(_bounded(loop.shutdown_asyncgens(), _CLOSE))
+                self._run_for_a_step(loop.shutdown_asyncgens())
                 if not _other_threads():
-                    loop.run_until_complete(_bounded(loop.shutdown_default_executor(), _CLOSE))
+                    self._run_for_a_step(loop.shutdown_default_executor())
         finally:
             asyncio.set_event_loop(None)
             loop.close()  # shuts a busy executor down without waiting for it
@@ -145,7 +175,16 @@ class CommandLoop:
         for task in tasks:
             task.cancel()
         if tasks:
-            self._loop.run_until_complete(asyncio.wait(tasks, timeout=_CLOSE))
+            self._loop.run_until_complete(asyncio.wait(tasks, timeout=self._step_seconds()))
+
+    def _run_for_a_step(self, cleanup: Coroutine[Any, Any, None]) -> None:
+        # Not asyncio.wait_for: after its timeout it waits for the cancelled cleanup, which
+        # may ignore cancellation (an async generator that goes on awaiting in its finally).
+        task = self._loop.create_task(cleanup)
+        self._loop.run_until_complete(asyncio.wait([task], timeout=self._step_seconds()))
+
+    def _step_seconds(self) -> float:
+        return max(0.0, min(_CLOSE, self._deadline - time.monotonic()))
 
     @contextlib.contextmanager
     def _sigint_handled(self) -> Any:
@@ -163,6 +202,7 @@ class CommandLoop:
         task = self._task
         if self._interrupts > 1 or task is None or task.done():
             quit_now()
+        self._ctrl_c_at = time.monotonic()
         _say(f"\ncancelling {self.what}... (Ctrl-C again to quit at once)")
         task.cancel()
         self._loop.call_soon_threadsafe(_nothing)  # wake the loop if it waits in select()
@@ -179,11 +219,6 @@ def _nothing() -> None:
     pass
 
 
-async def _bounded(awaitable: Coroutine[Any, Any, None], seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(awaitable, seconds)
-
-
 def _other_threads() -> list[threading.Thread]:
     """Threads the interpreter would wait for at exit, besides this one."""
     current = threading.current_thread()
@@ -192,7 +227,7 @@ def _other_threads() -> list[threading.Thread]:
 
 def end_process(code: int) -> NoReturn:
     """Exit with `code`; if threads are still busy (a cancelled run's workers), without waiting for them."""
-    deadline = time.monotonic() + _JOIN
+    deadline = min(time.monotonic() + _JOIN, _exit_deadline)
     for thread in _other_threads():
         thread.join(max(0.0, deadline - time.monotonic()))
     if _other_threads():
