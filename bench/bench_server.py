@@ -42,8 +42,11 @@ SSE = {"Accept": "text/event-stream"}
 # -- the server side (child process) ------------------------------------------------------
 
 
-def make_app(store_kind: str, interval: float) -> Any:
-    """The app under measurement: an agent whose model streams stamped deltas, `interval` s apart."""
+def make_app(store_kind: str, interval: float, db: Path | None = None) -> Any:
+    """The app under measurement: an agent whose model streams stamped deltas, `interval` s apart.
+
+    `store_kind` "sqlite" keeps the sessions in the file `db`, which the measuring process made.
+    """
     from hookline import Agent
     from hookline.models import FunctionModel, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta
     from hookline.server import create_app
@@ -65,7 +68,9 @@ def make_app(store_kind: str, interval: float) -> Any:
 
     store: Any = InMemorySessionStore()
     if store_kind == "sqlite":
-        store = SQLiteSessionStore(Path(tempfile.mkdtemp(prefix="hookline_bench_")) / "sessions.db")
+        if db is None:
+            raise ValueError("a SQLite store needs db: the file to keep the sessions in")
+        store = SQLiteSessionStore(db)
     agent = Agent("bench", model=StampedModel(answer, name="stamped"), session_store=store)
     return create_app(agent, store, tokens={})
 
@@ -74,7 +79,7 @@ def serve(args: argparse.Namespace) -> None:
     """Serve the app under measurement; print the port on stdout."""
     import uvicorn
 
-    config = uvicorn.Config(make_app(args.store, args.interval), host="127.0.0.1", port=0, log_level="warning",
+    config = uvicorn.Config(make_app(args.store, args.interval, args.db), host="127.0.0.1", port=0, log_level="warning",
                             ws="none", backlog=4096, timeout_keep_alive=30)
     server = uvicorn.Server(config)
 
@@ -261,9 +266,10 @@ def server_memory(pid: int) -> dict[str, float]:
     return {"rss_mib": round(fields["VmRSS"], 1), "peak_rss_mib": round(fields["VmHWM"], 1)}
 
 
-def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
-    """Start the server process; return it and its base URL."""
-    command = [sys.executable, __file__, "--serve", "--store", args.store, "--interval", str(args.interval)]
+def start_server(args: argparse.Namespace, db: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start the server process (its SQLite file: `db`); return it and its base URL."""
+    command = [sys.executable, __file__, "--serve", "--store", args.store, "--interval", str(args.interval),
+               "--db", str(db)]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert child.stdout is not None
     line = child.stdout.readline()
@@ -311,6 +317,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)  # the server's SQLite file, in the client's temp dir
     args = parser.parse_args(argv)
     if args.small:
         args.clients, args.deltas, args.runs = 10, 10, 3
@@ -323,12 +330,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.serve:
         serve(args)
         return
-    child, url = start_server(args)
-    try:
-        results = asyncio.run(measure(args, url, child.pid))
-    finally:
-        child.terminate()
-        child.wait(timeout=30)
+    with tempfile.TemporaryDirectory(prefix="hookline_bench_") as workdir:  # gone with the server
+        child, url = start_server(args, Path(workdir) / "sessions.db")
+        try:
+            results = asyncio.run(measure(args, url, child.pid))
+        finally:
+            child.terminate()
+            child.wait(timeout=30)
     report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -403,11 +403,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
     results = []
-    workdir = Path(tempfile.mkdtemp(prefix="hookline-scaleout-"))
-    for count in (int(n) for n in args.processes.split(",")):
-        result = await measure(count, args, workdir / f"n{count}")
-        print(json.dumps(result), file=sys.stderr, flush=True)
-        results.append(result)
+    with tempfile.TemporaryDirectory(prefix="hookline-scaleout-") as workdir:  # the servers' logs
+        for count in (int(n) for n in args.processes.split(",")):
+            result = await measure(count, args, Path(workdir) / f"n{count}")
+            print(json.dumps(result), file=sys.stderr, flush=True)
+            results.append(result)
     return results
 
 

@@ -25,12 +25,14 @@ RUN_START_DELAY = 0.3
 
 
 def test_bench_server_small(tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
+    out, temp = tmp_path / "bench.json", tmp_path / "temp"
+    temp.mkdir()
     done = subprocess.run(
         [sys.executable, str(BENCH_SERVER), "--small", "--json", str(out)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, "TMPDIR": str(temp)},
     )
     assert done.returncode == 0, done.stderr
+    assert not list(temp.iterdir()), "the server's SQLite directory is left behind"
     assert "added latency" in done.stdout
     assert "all in order" in done.stdout
     figures = json.loads(out.read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,13 +12,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_scaleout_bench_runs_and_checks_every_event(tmp_path: Path) -> None:
-    out = tmp_path / "scaleout.json"
+    out, temp = tmp_path / "scaleout.json", tmp_path / "temp"
+    temp.mkdir()
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "scaleout" / "run.py"), "--processes", "2", "--runs", "12",
          "--light-runs", "4", "--concurrency", "6", "--json", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "TMPDIR": str(temp)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    assert not list(temp.iterdir()), "the servers' directory is left behind"
     written = json.loads(out.read_text())
     assert written["meta"]["runs"] == 12
     assert written["meta"]["command"].startswith("bench/scaleout/run.py --processes 2")
