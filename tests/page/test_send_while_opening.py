@@ -283,3 +283,25 @@ def test_a_message_waiting_for_a_session_is_kept_when_another_is_picked_meanwhil
     expect(page.locator("#run-state")).to_have_text("Ready")
     assert user_messages(gated_server, waited_for) == []
     assert user_messages(gated_server, picked) == ["hello picked"]
+
+
+def test_a_session_picked_while_a_new_one_is_created_stays_shown(
+    gates: Gates, gated_server: LiveServer, open_page: Callable[..., Page],
+) -> None:
+    first = session_with(gated_server, "hello first")
+    picked = session_with(gated_server, "hello picked")
+    page = open_page(f"{gated_server.url}/#{first}")
+    shown(page, first)
+    gates.create.shut()
+    page.get_by_role("button", name="+ New session").click()
+    gates.create.wait_reached()
+    page.locator(f"#session-list [data-session='{picked}']").click()
+    shown(page, picked)
+    gates.create.open()
+
+    expect(page.locator("#session-list .pick")).to_have_count(3)  # the new session is made, and listed
+    shown(page, picked)
+    expect(page.locator(".msg.user")).to_have_text(["hello picked"])
+    send(page, "for the picked one")
+    expect(page.locator(".msg.assistant")).to_have_text(["You said: hello picked", "You said: for the picked one"])
+    assert user_messages(gated_server, picked) == ["hello picked", "for the picked one"]

@@ -187,6 +187,7 @@ function createSession() {
 }
 
 async function newSession() {
+  const before = page.gen;
   let created;
   try {
     created = await apiJSON("/v1/sessions", {
@@ -197,6 +198,7 @@ async function newSession() {
     problem(`Could not create a session: ${error.message}`);
     return null;
   }
+  if (before !== page.gen) return before; // another session was picked meanwhile: it stays shown
   const gen = await open(created.id);
   if (gen === page.gen) $("prompt").focus();
   return gen;
