@@ -1,4 +1,4 @@
-"""`take_blobs` (`hookline.sessions._blobs`): how every store takes the bytes of images and files out of an event.
+"""`take_media` (`hookline.sessions._blobs`): how every store takes the bytes of images and files out of an event.
 
 An event without bytes is left as it is (the same object: this runs on every append);
 one with bytes comes back as a new event whose media parts, top-level or attached to a
@@ -15,7 +15,7 @@ import pytest
 from hookline.errors import InvalidEvent
 from hookline.events import Event
 from hookline.messages import FilePart, ImagePart, TextPart, ToolCallPart, ToolResultPart, without_validation
-from hookline.sessions._blobs import take_blobs, wanted_digests
+from hookline.sessions._blobs import take_media, wanted_digests
 from hookline.sessions.base import Blob
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\xff"
@@ -36,7 +36,7 @@ def test_events_without_bytes_are_the_same_objects_and_keep_nothing() -> None:
                                                              attachments=(FilePart(url="https://x/y.pdf"),))]),
         Event.marker("agent", note="x"),
     ]
-    stored, blobs = take_blobs(plain)
+    stored, blobs, _ = take_media(plain)
     assert blobs == {}
     assert stored is plain
 
@@ -50,7 +50,7 @@ def test_top_level_and_attached_bytes_are_taken_out_and_kept_once() -> None:
         Event(author="f", role="tool",
               parts=[ToolResultPart(call_id="c1", content="ok", attachments=(report, same_again))]),
     ]
-    stored, blobs = take_blobs(events)
+    stored, blobs, _ = take_media(events)
 
     assert blobs == {digest(PNG): Blob("image/png", PNG), digest(PDF): Blob("application/pdf", PDF)}
     first, second = stored
@@ -72,7 +72,7 @@ def test_bytes_without_a_media_type_are_refused_naming_the_parts() -> None:
     unchecked = without_validation(ImagePart, {"type": "image", "media_type": None, "data": PNG, "url": None,
                                                "blob": None})
     with pytest.raises(InvalidEvent, match="parts: the image part holds bytes but no media_type: give it one"):
-        take_blobs([Event.model_construct(author="user", kind="message", role="user", parts=[unchecked])])
+        take_media([Event.model_construct(author="user", kind="message", role="user", parts=[unchecked])])
 
 
 def test_wanted_digests_are_distinct_and_one_str_is_refused() -> None:

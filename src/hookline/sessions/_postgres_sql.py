@@ -43,6 +43,7 @@ __all__ = [
     "SAVE_PENDING",
     "SESSION_EXISTS",
     "TOUCH",
+    "UNHELD_BLOBS",
     "UPDATE_STATE",
     "read_events",
 ]
@@ -167,6 +168,12 @@ INSERT_BLOB = (
 READ_BLOBS = (
     "SELECT digest, media_type, data FROM hookline_blobs"
     " WHERE session_id = $1 AND digest = ANY($2::text[])"
+)
+# A write whose parts name bytes by digest alone (`blob`, no `data`) needs the session to hold them.
+# $1 session_id, $2 digests; a row per digest the session does not hold, in the list's order
+UNHELD_BLOBS = (
+    "SELECT d.digest FROM unnest($2::text[]) WITH ORDINALITY AS d (digest, n) WHERE NOT EXISTS"
+    " (SELECT 1 FROM hookline_blobs b WHERE b.session_id = $1 AND b.digest = d.digest) ORDER BY d.n"
 )
 
 # --- run locks: a session-level advisory lock per held session ----------------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "TAKE_LEASE",
     "TAKE_PENDING",
     "TOUCH",
+    "UNHELD_BLOBS",
     "UPDATE_STATE",
     "read_log",
 ]
@@ -165,6 +166,12 @@ INSERT_BLOB = (
 READ_BLOBS = (
     "SELECT digest, media_type, data FROM hookline_blobs"
     " WHERE session_id = :session_id AND digest IN (SELECT value FROM json_each(:digests))"
+)
+# A write whose parts name bytes by digest alone (`blob`, no `data`) needs the session to hold them.
+# :session_id, :digests (a JSON list); a row per digest the session does not hold, in the list's order
+UNHELD_BLOBS = (
+    "SELECT value FROM json_each(:digests) WHERE NOT EXISTS"
+    " (SELECT 1 FROM hookline_blobs WHERE session_id = :session_id AND digest = value) ORDER BY key"
 )
 
 # --- run locks: a lease row per held session ---------------------------------------------------

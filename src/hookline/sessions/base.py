@@ -73,7 +73,9 @@ class SessionStore(ABC):
       result's `attachments`) are kept once per session by their SHA-256: events come
       back with the part's `blob` set and `data` None, and `load_blobs` gives the bytes.
       A backend that keeps the bytes in the log instead returns parts with `data` and
-      needs not override `load_blobs`.
+      needs not override `load_blobs`. A write whose part names bytes by `blob` alone
+      (no `data`) that the session does not hold, and the write does not bring, raises
+      `InvalidEvent` and writes nothing.
 
     `open_for_run` (a run's first read) and `append_and_save_state` (its last write) are
     optional: their defaults call the abstract methods, and a backend overrides them only

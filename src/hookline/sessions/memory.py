@@ -20,7 +20,7 @@ from typing_extensions import override
 
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import EVENTS_ADAPTER, Event, select_view
-from hookline.sessions._blobs import take_blobs, wanted_digests
+from hookline.sessions._blobs import take_media, unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -47,6 +47,16 @@ class _Record:
     log: list[Event] = field(default_factory=list)
     pending: dict[str, Event] = field(default_factory=dict)
     blobs: dict[str, Blob] = field(default_factory=dict)
+
+    def check_held(self, named: Sequence[str]) -> None:
+        """Refuse a write whose parts name bytes by `blob` alone (`named`, digests) this session does not hold.
+
+        Raises:
+            InvalidEvent: It does not hold some of them.
+        """
+        missing = [digest for digest in named if digest not in self.blobs]
+        if missing:
+            raise unheld(self.session.id, missing)
 
     def keep(self, blobs: Mapping[str, Blob]) -> None:
         """Keep the bytes of `blobs` this session does not hold yet (the first media type stays)."""
@@ -197,10 +207,11 @@ class InMemorySessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        checked, blobs = take_blobs([check_event(e) for e in events])
+        checked, blobs, named = take_media([check_event(e) for e in events])
         now = utcnow()
         with self._mutex:
             record = self._record(session_id)
+            record.check_held(named)
             # Merged into copies: a batch that fails to encode leaves the pending parts.
             pending = dict(record.pending)
             stored = []
@@ -215,10 +226,11 @@ class InMemorySessionStore(SessionStore):
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs = take_blobs([check_event(event)])
+        (event,), blobs, named = take_media([check_event(event)])
         now = utcnow()
         with self._mutex:
             record = self._record(session_id)
+            record.check_held(named)
             partial = _as_stored(accumulate(record.pending.get(event.author), event, session_id=session_id, now=now))
             record.pending[event.author] = partial
             record.keep(blobs)

@@ -72,7 +72,7 @@ from hookline.errors import (
 )
 from hookline.events import Event
 from hookline.sessions import _postgres_sql as sql
-from hookline.sessions._blobs import take_blobs, wanted_digests
+from hookline.sessions._blobs import take_media, unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -398,7 +398,7 @@ class PostgresSessionStore(SessionStore):
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
         """Append `events`, and replace the state with `state` (JSON) unless it is None."""
-        checked, blobs = take_blobs([check_event(e) for e in events])
+        checked, blobs, named = take_media([check_event(e) for e in events])
         authors = sorted({e.author for e in checked})
         now = utcnow()
         fence = self._fence(session_id)
@@ -408,8 +408,7 @@ class PostgresSessionStore(SessionStore):
             head = await conn.fetch(head_sql, session_id, len(checked), now, authors, fence)
             if not head:
                 await self._refused(conn, session_id)
-            if blobs:
-                await conn.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
+            await _keep_blobs(conn, session_id, blobs, named)
             pending = {e.author: e for e in decode_rows(r[1:] for r in head if r[1])}
             first = int(head[0]["last_seq"]) - len(checked) + 1
             stored = [
@@ -426,15 +425,14 @@ class PostgresSessionStore(SessionStore):
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs = take_blobs([check_event(event)])
+        (event,), blobs, named = take_media([check_event(event)])
         now = utcnow()
         fence = self._fence(session_id)
         async with self._transaction() as conn:
             # Locking the session row first orders this after any append or prepare in flight.
             if await conn.fetchval(sql.TOUCH, session_id, now, fence) is None:
                 await self._refused(conn, session_id)
-            if blobs:
-                await conn.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
+            await _keep_blobs(conn, session_id, blobs, named)
             current = await conn.fetchval(sql.READ_PENDING_OF, session_id, event.author)
             before = decode_events(f"[{current}]") if current else [None]
             partial = accumulate(before[0], event, session_id=session_id, now=now)
@@ -543,9 +541,19 @@ async def _exists(conn: Any, session_id: str, user: str | None) -> bool:
     return await conn.fetchval(sql.SESSION_EXISTS, session_id, user) is not None
 
 
-def _blob_rows(session_id: str, blobs: Mapping[str, Blob]) -> list[tuple[str, str, str, bytes]]:
-    """The parameters of `sql.INSERT_BLOB` for each of a session's `blobs`."""
-    return [(session_id, digest, blob.media_type, blob.data) for digest, blob in blobs.items()]
+async def _keep_blobs(conn: Any, session_id: str, blobs: Mapping[str, Blob], named: Sequence[str]) -> None:
+    """Keep a write's `blobs`; first refuse it if its parts name bytes by `blob` alone (`named`) the session lacks.
+
+    Run after the write has locked the session's row, so no delete of the session (and its
+    bytes) comes between the check and the commit.
+    """
+    if named:
+        missing = await conn.fetch(sql.UNHELD_BLOBS, session_id, list(named))
+        if missing:
+            raise unheld(session_id, [row["digest"] for row in missing])
+    if blobs:
+        rows = [(session_id, digest, blob.media_type, blob.data) for digest, blob in blobs.items()]
+        await conn.executemany(sql.INSERT_BLOB, rows)
 
 
 async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -> list[Event]:

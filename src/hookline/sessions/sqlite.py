@@ -48,7 +48,7 @@ from typing_extensions import override
 from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound, StoreError
 from hookline.events import Event
 from hookline.sessions import _sqlite_sql as sql
-from hookline.sessions._blobs import take_blobs, wanted_digests
+from hookline.sessions._blobs import take_media, unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
     check_event,
@@ -279,7 +279,7 @@ class SQLiteSessionStore(SessionStore):
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
         """Append `events`, and replace the state with `state` (JSON) unless it is None."""
-        checked, blobs = take_blobs([check_event(e) for e in events])
+        checked, blobs, named = take_media([check_event(e) for e in events])
         now = utcnow()
         # Stamped and encoded here, so the store's thread only binds the rows (and merges in
         # an author's prepared parts, when there are some).
@@ -288,7 +288,7 @@ class SQLiteSessionStore(SessionStore):
         rows = _event_rows(stamped, created)
         bump = {"session_id": session_id, "count": len(checked), "updated_at": created, "state": state}
         statement = sql.BUMP if state is None else sql.BUMP_AND_SAVE_STATE
-        first, merged = await self._transaction(partial(_append, statement, bump, stamped, rows, blobs))
+        first, merged = await self._transaction(partial(_append, statement, bump, stamped, rows, blobs, named))
         for index, event in merged.items():
             stamped[index] = event
         for seq, event in enumerate(stamped, first):
@@ -297,7 +297,7 @@ class SQLiteSessionStore(SessionStore):
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs = take_blobs([check_event(event)])
+        (event,), blobs, named = take_media([check_event(event)])
         now = utcnow()
 
         def prepare(db: sqlite3.Connection) -> Event:
@@ -305,8 +305,7 @@ class SQLiteSessionStore(SessionStore):
             touched = db.execute(sql.TOUCH, touch).fetchone()
             if touched is None:
                 raise SessionNotFound(session_id)
-            if blobs:
-                db.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
+            _keep_blobs(db, session_id, blobs, named)
             before = decode_events(f"[{touched[0]}]")[0] if touched[0] is not None else None
             partial_event = accumulate(before, event, session_id=session_id, now=now)
             db.execute(sql.SAVE_PENDING, _sqlite_row(partial_event))
@@ -546,7 +545,7 @@ def _event_rows(events: Iterable[Event], created_at: str) -> list[tuple[Any, ...
 
 def _append(
     statement: str, bump: dict[str, Any], events: list[Event], rows: list[tuple[Any, ...]],
-    blobs: Mapping[str, Blob], db: sqlite3.Connection,
+    blobs: Mapping[str, Blob], named: Sequence[str], db: sqlite3.Connection,
 ) -> tuple[int, dict[int, Event]]:
     """Append stamped `events` (seq 0, `rows` their rows) after the `statement` that bumps the seq.
 
@@ -557,9 +556,8 @@ def _append(
     if bumped is None:
         raise SessionNotFound(session_id)
     last_seq, any_pending = bumped
+    _keep_blobs(db, session_id, blobs, named)
     merged = _merge_pending(db, session_id, events, rows) if any_pending else {}
-    if blobs:
-        db.executemany(sql.INSERT_BLOB, _blob_rows(session_id, blobs))
     first = last_seq - len(events) + 1
     try:
         db.executemany(sql.INSERT_EVENT, [(row[0], seq, *row[2:]) for seq, row in enumerate(rows, first)])
@@ -587,9 +585,14 @@ def _merge_pending(
     return merged
 
 
-def _blob_rows(session_id: str, blobs: Mapping[str, Blob]) -> list[dict[str, Any]]:
-    """The parameters of `sql.INSERT_BLOB` for each of a session's `blobs`."""
-    return [
-        {"session_id": session_id, "digest": digest, "media_type": blob.media_type, "data": blob.data}
-        for digest, blob in blobs.items()
-    ]
+def _keep_blobs(db: sqlite3.Connection, session_id: str, blobs: Mapping[str, Blob], named: Sequence[str]) -> None:
+    """Keep a write's `blobs`; first refuse it if its parts name bytes by `blob` alone (`named`) the session lacks."""
+    if named:
+        missing = db.execute(sql.UNHELD_BLOBS, {"session_id": session_id, "digests": json.dumps(named)}).fetchall()
+        if missing:
+            raise unheld(session_id, [row[0] for row in missing])
+    if blobs:
+        db.executemany(sql.INSERT_BLOB, [
+            {"session_id": session_id, "digest": digest, "media_type": blob.media_type, "data": blob.data}
+            for digest, blob in blobs.items()
+        ])

@@ -5,11 +5,17 @@ tool result's `attachments`) once per session by their SHA-256, and gives parts 
 `blob` set and `data` None; `load_blobs` gives the bytes. A store that keeps the bytes in
 the log instead passes too: a part that comes back with its `data` is accepted wherever
 one with `blob` is, and such a store's `load_blobs` may hold nothing.
+
+A part given with `blob` and no `data` (one read back from a store) names bytes only its
+session holds: a write naming bytes the session does not hold, and that no other part of
+the same write brings, is refused with `InvalidEvent` and writes nothing, or the session's
+log would name bytes no run could load.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -157,3 +163,89 @@ class BlobCases:
             await store.append_events(session.id, [_user_shows(ImagePart(media_type="image/png", data=PNG)), bad])
         assert await store.events(session.id) == []
         assert await store.load_blobs(session.id, [hashlib.sha256(PNG).hexdigest()]) == {}
+
+    # -- parts that name bytes by `blob` alone: the session must hold them, or the write brings them --
+
+    async def test_a_part_naming_bytes_the_session_does_not_hold_is_refused(self, store: SessionStore) -> None:
+        """A part with `blob` and no `data` (read from another session) naming bytes this one lacks: nothing written.
+
+        Every write that takes events refuses it with `InvalidEvent` naming the digest and the
+        session, and keeps nothing of the write: no event, no seq, no bytes, no state, no
+        prepared parts. The session goes on as before.
+        """
+        source, session = await store.create(), await store.create()
+        await store.append_event(source.id, _user_shows(ImagePart(media_type="image/png", data=PNG)))
+        await store.append_event(session.id, user_says("before"))
+        before = await store.get(session.id)
+        borrowed = ImagePart(media_type="image/png", blob=_digest(PNG))  # as `source` gives it back
+        writes: dict[str, Callable[[], Awaitable[object]]] = {
+            "append_event": lambda: store.append_event(session.id, _user_shows(borrowed)),
+            "append_events": lambda: store.append_events(session.id, [
+                user_says("fine"), _user_shows(FilePart(media_type="application/pdf", data=PDF)),
+                _user_shows(borrowed)]),
+            "append_and_save_state": lambda: store.append_and_save_state(
+                session.id, [_user_shows(borrowed)], {"saved": True}),
+            "prepare_event": lambda: store.prepare_event(session.id, _user_shows(borrowed)),
+        }
+        for name, write in writes.items():
+            with pytest.raises(InvalidEvent) as refused:
+                await write()
+            assert _digest(PNG) in str(refused.value), f"{name}: {refused.value}"
+            assert session.id in str(refused.value), f"{name}: {refused.value}"
+        after = await store.get(session.id)
+        assert (after.events, after.state) == (before.events, before.state)
+        assert await store.load_blobs(session.id, [_digest(PNG), _digest(PDF)]) == {}
+        assert (await store.append_event(session.id, user_says("after"))).seq == 2
+
+    async def test_an_attachment_naming_bytes_the_session_does_not_hold_is_refused(self, store: SessionStore) -> None:
+        """The attachments of a tool result are checked as top-level parts are; once held, they are accepted."""
+        session = await store.create()
+        report = FilePart(media_type="application/pdf", blob=_digest(PDF), name="report.pdf")
+        chart = ImagePart(media_type="image/png", blob=_digest(PNG))
+        with pytest.raises(InvalidEvent) as refused:
+            await store.append_event(session.id, _tool_returns(report, chart))
+        assert any(d in str(refused.value) for d in (_digest(PDF), _digest(PNG))), str(refused.value)
+        assert session.id in str(refused.value)
+        assert await store.events(session.id) == []
+
+        await store.append_event(session.id, _user_shows(ImagePart(media_type="image/png", data=PNG),
+                                                         FilePart(media_type="application/pdf", data=PDF)))
+        stored = await store.append_event(session.id, _tool_returns(report, chart))
+        assert stored.seq == 2
+
+    async def test_a_part_naming_bytes_the_session_holds_is_accepted(self, store: SessionStore) -> None:
+        """Parts read back from a session, given to it again, are accepted; so are bytes it holds from a prepare."""
+        session = await store.create()
+        image = ImagePart(media_type="image/png", data=PNG)
+        report = FilePart(media_type="application/pdf", data=PDF, name="report.pdf")
+        await store.append_events(session.id, [_user_shows(image), _tool_returns(report)])
+        again = [Event(author=e.author, role=e.role, parts=e.parts) for e in await store.events(session.id)]
+        stored = await store.append_events(session.id, again)
+        for event in (stored, (await store.events(session.id))[2:]):
+            await _check_media(store, session.id, event[0].parts[1], image)
+            await _check_media(store, session.id, event[1].parts[0].attachments[0], report)  # type: ignore[union-attr]
+
+        chart = ImagePart(media_type="image/png", data=PNG[::-1])
+        await store.prepare_event(session.id, _tool_returns(chart))
+        if await store.load_blobs(session.id, [_digest(chart.data or b"")]):  # bytes kept apart from the log
+            named = ImagePart(media_type="image/png", blob=_digest(chart.data or b""))
+            shown = await store.append_event(session.id, _user_shows(named))
+            await _check_media(store, session.id, shown.parts[1], chart)
+
+    async def test_a_part_whose_bytes_come_in_the_same_write_is_accepted(self, store: SessionStore) -> None:
+        """A part naming bytes by `blob` alone is accepted when another part of the same write brings them."""
+        session = await store.create()
+        image = ImagePart(media_type="image/png", data=PNG)
+        named = ImagePart(media_type="image/png", blob=_digest(PNG))
+        stored = await store.append_events(session.id, [_user_shows(named), _tool_returns(image)])
+        for events in (stored, await store.events(session.id)):
+            await _check_media(store, session.id, events[0].parts[1], image)
+            await _check_media(store, session.id, events[1].parts[0].attachments[0], image)  # type: ignore[union-attr]
+        partial = await store.prepare_event(session.id, _user_shows(FilePart(media_type="application/pdf", data=PDF),
+                                                                    FilePart(media_type="application/pdf",
+                                                                             blob=_digest(PDF))))
+        assert len(partial.parts) == 3
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -6,7 +6,8 @@ prepared parts merged into their author's next event, copies handed out, the err
 (`SessionNotFound`, `SessionExists`, `InvalidEvent`, `SessionBusy`), NUL kept and lone
 surrogates replaced, the bytes of images and files kept once per session (`load_blobs`;
 a store that keeps them in the log instead passes too: a part may come back with its
-`data` where ours come back with `blob`), one run at a time per session (a run cancelled
+`data` where ours come back with `blob`; a write naming bytes by `blob` alone that the
+session lacks is refused), one run at a time per session (a run cancelled
 while it takes the lock or waits for it leaves the session free), and the agent running,
 pausing and resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
 a pytest module and say how to make your store:
