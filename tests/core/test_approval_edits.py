@@ -4,13 +4,13 @@ the user's edit before the call runs; `{"approve": False, "reason": ...}` refuse
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from hookline import Agent, ConfigError, Event, State, ToolCallPart, hook, tool
 from hookline.sessions import InMemorySessionStore, SessionStore, SQLiteSessionStore
+from run_paths import PATHS, run_by
 
 from .scripted import Script, answer, call, calls
 
@@ -50,18 +50,12 @@ async def _paused(store: SessionStore, script: Script, hooks: dict[str, list[obj
     return Agent(model=script.model, tools=[deploy], session_store=store, hooks=hooks)
 
 
-@pytest.mark.parametrize("path", ["await", "run_sync", "stream"])
+@pytest.mark.parametrize("path", PATHS)
 async def test_an_edit_runs_the_call_with_the_users_arguments(store: SessionStore, path: str) -> None:
     script = Script(calls(call("c1", "deploy", target="prod")), answer("done"))
     agent = await _paused(store, script)
     request = agent.resume("s", approvals={"c1": {"args": {"target": "staging", "replicas": 2}}})
-    if path == "await":
-        result = await request
-    elif path == "run_sync":
-        result = await asyncio.to_thread(request.run_sync)
-    else:
-        [e async for e in request.stream()]
-        result = request.result  # type: ignore[assignment]
+    result, _ = await run_by(path, request)
 
     assert (result.stop_reason, result.output) == ("completed", "done")
     assert DEPLOYED == [("staging", 2)]

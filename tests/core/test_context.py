@@ -13,6 +13,7 @@ import pytest
 
 from hookline import Agent, ConfigError, Event, HookError, RunContext, State, StatusOptions, hook, tool
 from hookline.sessions import InMemorySessionStore, SQLiteSessionStore
+from run_paths import PATHS, run_by
 
 from .scripted import Script, answer, call, calls
 
@@ -79,16 +80,11 @@ async def test_a_tool_gets_the_runs_deps_session_user_call_and_state() -> None:
     assert isinstance(ctx.state, State)
 
 
-@pytest.mark.parametrize("path", ["await", "run_sync", "stream"])
+@pytest.mark.parametrize("path", PATHS)
 async def test_deps_reach_tools_on_every_path(path: str) -> None:
     script = Script(calls(call("c1", "lookup", key="a")), answer("done"))
     request = Agent(model=script.model, tools=[lookup], deps_type=Db).prompt("a?").deps(Db({"a": "apple"}))
-    if path == "await":
-        await request
-    elif path == "run_sync":
-        await asyncio.to_thread(request.run_sync)
-    else:
-        [event async for event in request.stream()]
+    await run_by(path, request)
     assert script.results(2)[0].content == "apple"
 
 

@@ -3,7 +3,6 @@ succeeded, after that turn's results are recorded; what the tool returned is the
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 import pytest
@@ -12,6 +11,7 @@ from pydantic import BaseModel
 from hookline import Agent, ConfigError, Event, State, Tool, hook, tool
 from hookline.sessions import SQLiteSessionStore
 from hookline.toolsets import Toolset
+from run_paths import PATHS, run_by
 
 from .scripted import Script, add, answer, call, calls, shapes
 
@@ -44,17 +44,12 @@ def _agent(script: Script, **options: object) -> Agent:
                  **options)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("path", ["await", "run_sync", "stream"])
+@pytest.mark.parametrize("path", PATHS)
 async def test_the_run_ends_when_the_named_tool_has_run_its_value_the_output(path: str) -> None:
     script = Script(calls(call("c1", "add", a=1, b=2)), calls(call("c2", "final_answer", label="spam", score=0.9)))
     request = _agent(script).prompt("judge")
-    if path == "await":
-        result = await request
-    elif path == "run_sync":
-        result = await asyncio.to_thread(request.run_sync)
-    else:
-        events = [e async for e in request.stream()]
-        result = request.result  # type: ignore[assignment]
+    result, events = await run_by(path, request)
+    if path == "stream":
         assert "final_answer ran: exit condition met" in [e.text for e in events if e.kind == "status"]
 
     assert result.stop_reason == "completed"

@@ -9,7 +9,6 @@ and a later run on a stored session sends them again, their bytes loaded from th
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from hookline.retry import RetryPolicy
 from hookline.sessions import SQLiteSessionStore
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
 from hookline.testing._model_media_cases import PDF, PNG
+from run_paths import PATHS, run_by
 
 pytestmark = pytest.mark.anyio
 
@@ -126,7 +126,7 @@ def test_a_result_without_attachments_is_the_sentence_alone() -> None:
     assert content_blocks([CALL, result]) == [SAID]
 
 
-@pytest.mark.parametrize("path", ["await", "run_sync", "stream"])
+@pytest.mark.parametrize("path", PATHS)
 async def test_a_later_run_on_a_stored_session_sends_the_image_again(
     path: str, tmp_path: Path, openai_server: FakeOpenAIServer, fast_retry: RetryPolicy
 ) -> None:
@@ -148,13 +148,7 @@ async def test_a_later_run_on_a_stored_session_sends_the_image_again(
 
         store = SQLiteSessionStore(tmp_path / "s.db")  # a fresh store: the bytes come from the file
         later = Agent(model=model, session_store=store).prompt("And now?").session("s")
-        if path == "await":
-            result = await later
-        elif path == "run_sync":
-            result = await asyncio.to_thread(later.run_sync)
-        else:
-            _ = [event async for event in later.stream()]
-            result = later.result  # type: ignore[assignment]
+        result, _ = await run_by(path, later)
         await store.aclose()
 
     assert result.output == "Still a dot."
