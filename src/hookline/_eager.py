@@ -1,12 +1,14 @@
-"""`overlap`: run coroutines concurrently without paying a task for those that never wait.
+"""`overlap`: run jobs concurrently without paying a task for those that never wait.
 
 `asyncio.gather` wraps every coroutine in a task, so the event loop must step each one
 and then wake the gatherer: three loop iterations for a batch even when every coroutine
 could finish at once, as an `async def` tool that never awaits does. `overlap` instead
-starts the coroutines one by one on the spot, each in a copy of the context (as a task
-would run it). One that finishes in that first step costs a function call. The first one
-that waits goes on in the caller's own task, as if the caller awaited it; only the ones
-after it, not started yet, get tasks of their own, so they still overlap with it.
+begins the jobs one by one on the spot: a coroutine takes its first step in a copy of the
+context (`first_step`, as a task would run it), and a caller may begin a job its own,
+cheaper way (the tool runner steps a tool's function itself). One that finishes in that
+first step costs a function call. The first one that waits goes on in the caller's own
+task, as if the caller awaited it; only the ones after it, not begun yet, get tasks of
+their own, so they still overlap with it.
 
 A coroutine runs whole in one task, never moved from one to another after it started:
 what binds to the current task (an `asyncio.timeout`, an anyio cancel scope, as MCP
@@ -18,38 +20,74 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import types
-from collections.abc import Awaitable, Coroutine, Generator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from typing import Any, Generic, TypeVar
 
-__all__ = ["overlap"]
+__all__ = ["Waiting", "drive", "first_step", "go_on", "overlap"]
 
 _K = TypeVar("_K")
+_J = TypeVar("_J")
 _T = TypeVar("_T")
 
 
-def overlap(jobs: Sequence[tuple[_K, Coroutine[Any, Any, _T]]], results: dict[_K, _T]) -> Awaitable[None] | None:
-    """Start the coroutines of `jobs`; each one's value goes in `results` under its key once it is done.
+class Waiting(Generic[_T]):
+    """What a job's first step gives when the job must wait: the rest of it, to await in the same task."""
 
-    Returns None when every coroutine finished in its first step; else what the caller
-    must await for the others to finish (so a caller cancelled meanwhile still has the
-    values of those that finished). An exception propagates: one raised in a first step
-    at once (the coroutines after it are closed unstarted); one from the coroutine that
-    goes on in the caller's task when it comes (the later ones are cancelled); one from a
-    later coroutine, as `asyncio.gather` gives it, once the first that waited is done.
+    __slots__ = ("rest",)
+
+    def __init__(self, rest: Awaitable[_T]) -> None:
+        self.rest = rest
+
+
+def first_step(coro: Coroutine[Any, Any, _T]) -> _T | Waiting[_T]:
+    """Step `coro` once in a copy of the context (as a task would): its value, or `Waiting` with the rest."""
+    context = contextvars.copy_context()
+    try:
+        awaited = context.run(coro.send, None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    return Waiting(drive(coro, awaited, context))
+
+
+def overlap(
+    jobs: Sequence[_J], begin: Callable[[_J], _T | Waiting[_T]], results: dict[_K, _T], key: Callable[[_J], _K]
+) -> Awaitable[None] | None:
+    """Begin the jobs with `begin` (`first_step` for coroutines); each one's value goes in `results` under its `key`.
+
+    Returns None when every job finished in its first step; else what the caller must
+    await for the others to finish (so a caller cancelled meanwhile still has the values
+    of those that finished). An exception propagates: one raised in a first step at once
+    (the coroutines after it are closed unstarted); one from the job that goes on in the
+    caller's task when it comes (the later ones are cancelled); one from a later job, as
+    `asyncio.gather` gives it, once the first that waited is done.
     """
-    for number, (key, coro) in enumerate(jobs):
-        context = contextvars.copy_context()
+    for number, job in enumerate(jobs):
         try:
-            awaited = context.run(coro.send, None)
-        except StopIteration as done:
-            results[key] = done.value
-            continue
+            step = begin(job)
         except BaseException:
             _close(jobs[number + 1 :])
             raise
-        later = [asyncio.ensure_future(_keep(k, c, results)) for k, c in jobs[number + 1 :]]
-        return _finish(key, _go_on(coro, awaited, context), later, results)
+        if isinstance(step, Waiting):
+            return go_on(key(job), step, jobs[number + 1 :], begin, results, key)
+        results[key(job)] = step
     return None
+
+
+def go_on(
+    first: _K,
+    step: Waiting[_T],
+    later: Sequence[_J],
+    begin: Callable[[_J], _T | Waiting[_T]],
+    results: dict[_K, _T],
+    key: Callable[[_J], _K],
+) -> Awaitable[None]:
+    """What `overlap` gives once the job keyed `first` waits at `step`.
+
+    Its rest goes on in the caller's task; the `later` jobs, not begun, begin in tasks of
+    their own, so they overlap with it.
+    """
+    tasks = [asyncio.ensure_future(_keep(key(job), job, begin, results)) for job in later]
+    return _finish(first, step.rest, tasks, results)
 
 
 async def _finish(
@@ -65,17 +103,20 @@ async def _finish(
         await asyncio.gather(*later)
 
 
-async def _keep(key: _K, coro: Coroutine[Any, Any, _T], results: dict[_K, _T]) -> None:
-    results[key] = await coro
+async def _keep(key: _K, job: _J, begin: Callable[[_J], _T | Waiting[_T]], results: dict[_K, _T]) -> None:
+    step = begin(job)
+    results[key] = await step.rest if isinstance(step, Waiting) else step
 
 
-def _close(jobs: Sequence[tuple[Any, Coroutine[Any, Any, Any]]]) -> None:
-    for _, coro in jobs:
-        coro.close()
+def _close(jobs: Sequence[Any]) -> None:
+    """Close the coroutines among jobs never begun, so none is reported as never awaited."""
+    for job in jobs:
+        if isinstance(job, types.CoroutineType):
+            job.close()
 
 
 @types.coroutine
-def _go_on(coro: Coroutine[Any, Any, _T], awaited: Any, context: contextvars.Context) -> Generator[Any, None, _T]:
+def drive(coro: Coroutine[Any, Any, _T], awaited: Any, context: contextvars.Context) -> Generator[Any, None, _T]:
     """Drive `coro`, whose first step yielded `awaited`, to its end in the awaiting task, each step in `context`."""
     while True:
         try:

@@ -3,9 +3,9 @@
 Calls run concurrently, up to a limit, when their tools can overlap (async tools, or
 synchronous ones marked `thread=True`); a plain synchronous tool is just called, since it
 could not overlap anyway and a task would only cost time. Overlapping calls start at once
-(`hookline._eager.overlap`): only those that wait get a task, so an `async def` tool that
-never awaits costs what a plain one does. Results come back in the order of the calls,
-whatever the order of completion. Every failure is already a result (see
+(`Tool.begin`, `hookline._eager`): only those that wait get a task, so an `async def` tool
+that never awaits costs little more than a plain one. Results come back in the order of
+the calls, whatever the order of completion. Every failure is already a result (see
 `Tool.answer`); an unknown tool name becomes one here.
 """
 
@@ -15,9 +15,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from hookline._eager import overlap
+from hookline._eager import Waiting, first_step, go_on, overlap
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.status import current_capture, install_log_capture
 from hookline.tools import Tool, error_result
@@ -63,16 +64,42 @@ class ToolRunner:
         a run cancelled meanwhile still knows the results of the calls that finished.
         """
         direct = self.trace is None and self.on_log is None and not self.keep
-        if len(calls) < 2 or self.concurrency == 1 or not _overlapping(tools, calls):
-            for number, call in enumerate(calls):
-                tool = tools.get(call.name) if direct else None
-                if tool is None or not tool.inline:
-                    return self._one_by_one(tools, calls[number:], finished, direct)
-                finished[call.id] = tool.answer_now(call)  # a plain function: called at once, no coroutine
-            return None
-        if self.concurrency >= len(calls):
-            return overlap([(c.id, self._answer(tools, c, direct)) for c in calls], finished)
-        return self._bounded(tools, calls, finished, direct)
+        overlapping: bool | None = None  # whether the calls may overlap: asked only once a call is not plain
+        for number, call in enumerate(calls):
+            tool = tools.get(call.name) if direct else None
+            if tool is not None and tool.inline:  # a plain function: called at once, no coroutine
+                finished[call.id] = tool.answer_now(call)
+                continue
+            if overlapping is None:
+                overlapping = len(calls) > 1 and self.concurrency > 1 and _overlapping(tools, calls)
+            if tool is None or not overlapping or self.concurrency < len(calls) - number:
+                return self._the_rest(tools, calls[number:], finished, direct, overlapping)
+            step = tool.begin(call)  # an `async def` tool: stepped at once, in a context of its own
+            if isinstance(step, Waiting):  # it goes on in the caller's task; the calls after it overlap with it
+                begin = partial(self._begin, tools, direct)
+                return go_on(call.id, step, calls[number + 1 :], begin, finished, _call_id)
+            finished[call.id] = step
+        return None
+
+    def _the_rest(
+        self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart], direct: bool,
+        overlapping: bool,
+    ) -> Awaitable[None] | None:
+        """`calls`, none begun, answered the general way: one by one, at most `concurrency` at once, or overlapped."""
+        if not overlapping:
+            return self._one_by_one(tools, calls, finished, direct)
+        if self.concurrency < len(calls):
+            return self._bounded(tools, calls, finished, direct)
+        return overlap(calls, partial(self._begin, tools, direct), finished, _call_id)
+
+    def _begin(
+        self, tools: dict[str, Tool], direct: bool, call: ToolCallPart
+    ) -> ToolResultPart | Waiting[ToolResultPart]:
+        """`call` answered up to its first wait: by its tool's `begin` when nothing wraps it (`direct`)."""
+        tool = tools.get(call.name) if direct else None
+        if tool is not None:
+            return tool.begin(call)
+        return first_step(self._answer(tools, call, direct=False))
 
     async def _one_by_one(
         self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart], direct: bool
@@ -129,6 +156,9 @@ class ToolRunner:
     async def _traced_call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
         assert self.trace is not None
         return await self.trace.tool(call, tools.get(call.name), partial(self.call, tools, call))
+
+
+_call_id = attrgetter("id")
 
 
 def _overlapping(tools: dict[str, Tool], calls: list[ToolCallPart]) -> bool:

@@ -17,17 +17,19 @@ it is left out of the schema and of validation, and the call gets the run's cont
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_json
 
 from hookline._context_var import current_contexts, is_context_type
+from hookline._eager import Waiting, drive, first_step
 from hookline.errors import ConfigError, ToolError
 from hookline.messages import FilePart, ImagePart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
@@ -92,7 +94,7 @@ class Tool:
     """
 
     __slots__ = (
-        "_arguments_model", "_context", "_is_async", "_spec", "_thread", "_validator",
+        "_arguments_model", "_context", "_is_async", "_spec", "_steps_function", "_thread", "_validator",
         "description", "function", "inline", "name", "parameters",
     )
 
@@ -123,13 +125,14 @@ class Tool:
         self._thread = thread
         self._spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
         self.inline = self._calls_directly and not (self._is_async or thread or self._context is not None)
+        self._steps_function = self._calls_directly and self._is_async and self._context is None
 
     _calls_directly = True
-    """Whether `answer` may call a plain sync function itself: false for a subclass with its own `call`."""
+    """Whether the loop may call the function itself: false for a subclass with its own `call` or `answer`."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._calls_directly = cls.call is Tool.call
+        cls._calls_directly = cls.call is Tool.call and cls.answer is Tool.answer
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
@@ -193,6 +196,39 @@ class Tool:
             return self._failure(call, exc)
         if values is not None:
             values[call.id] = value
+        return result_of(call, value, self.name)
+
+    def begin(self, call: ToolCallPart) -> ToolResultPart | Waiting[ToolResultPart]:
+        """`answer`, up to the call's first wait: the result, when it needed none; else `Waiting` with the rest.
+
+        The rest must be awaited in the task that began it (`hookline._eager`). An `async def`
+        function called directly has its own coroutine stepped here, in a copy of the
+        context as a task would give it: a call that never waits costs no coroutine of
+        `answer`'s.
+        """
+        if self.inline:
+            return self.answer_now(call)
+        if not (self._calls_directly and self._steps_function):
+            return first_step(self.answer(call))
+        arguments = call.arguments
+        context = contextvars.copy_context()
+        try:
+            if isinstance(arguments, str):
+                arguments = _decode_arguments(arguments)
+            running = self.function(**self._validator.validate_python(arguments).__dict__)
+            awaited = context.run(running.send, None)
+        except StopIteration as done:
+            return result_of(call, done.value, self.name)
+        except Exception as exc:  # a tool's failure goes back to the model; the run goes on
+            return self._failure(call, exc)
+        return Waiting(self._rest(call, drive(running, awaited, context)))
+
+    async def _rest(self, call: ToolCallPart, running: Awaitable[Any]) -> ToolResultPart:
+        """The end of a call `begin` started, as `answer` ends it."""
+        try:
+            value = await running
+        except Exception as exc:  # a tool's failure goes back to the model; the run goes on
+            return self._failure(call, exc)
         return result_of(call, value, self.name)
 
     def answer_now(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:

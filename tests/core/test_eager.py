@@ -1,4 +1,4 @@
-"""`overlap` starts coroutines at once and gives a task only to those that wait; tools run on it.
+"""`overlap` begins jobs at once and gives a task only to those that wait; tools run on it.
 
 What a task would guarantee must hold either way: each coroutine runs in a context of its
 own, waiting ones overlap, values land as each finishes (so a cancelled caller keeps the
@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from collections.abc import Awaitable
 from typing import Any
 
 import pytest
 
 from hookline import Agent, RunContext, Tool, ToolCallPart, ToolResultPart, tool
-from hookline._eager import overlap
+from hookline._eager import first_step, overlap
 from hookline.tool_runner import ToolRunner
 
 from .scripted import Script, answer, call, calls
@@ -25,9 +26,15 @@ pytestmark = pytest.mark.anyio
 where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="caller")
 
 
-async def _overlap(jobs: list[tuple[str, Any]], results: dict[str, Any]) -> None:
+def _start(pairs: list[tuple[str, Any]], results: dict[str, Any]) -> Awaitable[None] | None:
+    """`overlap` over the coroutines of `pairs`, each begun by `first_step`, its value kept under its name."""
+    names = {coro: name for name, coro in pairs}
+    return overlap([coro for _, coro in pairs], first_step, results, names.__getitem__)
+
+
+async def _overlap(pairs: list[tuple[str, Any]], results: dict[str, Any]) -> None:
     """Run `overlap` to the end, as its caller does."""
-    waiting = overlap(jobs, results)
+    waiting = _start(pairs, results)
     if waiting is not None:
         await waiting
 
@@ -50,7 +57,7 @@ async def test_coroutines_that_never_wait_finish_without_a_task() -> None:
         return value
 
     results: dict[str, int] = {}
-    assert overlap([("a", note(1)), ("b", note(2))], results) is None, "nothing to wait for"
+    assert _start([("a", note(1)), ("b", note(2))], results) is None, "nothing to wait for"
 
     assert results == {"a": 1, "b": 2}
     assert seen == [asyncio.current_task()] * 2, "each ran in the caller's own step"
@@ -139,7 +146,7 @@ async def test_a_coroutine_that_fails_at_once_closes_the_unstarted_ones() -> Non
     unstarted = never()
     results: dict[str, int] = {}
     with pytest.raises(KeyError, match="at once"):
-        overlap([("a", _quick(1)), ("b", fails()), ("c", unstarted)], results)
+        _start([("a", _quick(1)), ("b", fails()), ("c", unstarted)], results)
 
     assert results == {"a": 1}
     assert started == []
@@ -394,3 +401,90 @@ async def test_the_runner_answers_plain_calls_at_once_and_hands_back_only_calls_
     assert "d" not in finished, "a call that needs a coroutine waits for the caller's await"
     await rest
     assert {k: r.content for k, r in finished.items()} == {"a": "1", "b": "2", "c": "3", "d": "8", "e": "5"}
+
+
+async def test_begin_gives_what_answer_gives_for_an_async_tool_failures_included() -> None:
+    async def half(x: int) -> float:
+        """Half of x; refuses zero."""
+        if x == 0:
+            raise ValueError("zero")
+        return x / 2
+
+    half_tool = Tool(half)
+    cases = [
+        ToolCallPart(id="ok", name="half", arguments={"x": 3}),
+        ToolCallPart(id="raw", name="half", arguments='{"x": 4}'),
+        ToolCallPart(id="not-json", name="half", arguments="{x"),
+        ToolCallPart(id="bad", name="half", arguments={"x": "three"}),
+        ToolCallPart(id="fails", name="half", arguments={"x": 0}),
+    ]
+
+    assert [half_tool.begin(c) for c in cases] == [await half_tool.answer(c) for c in cases]
+
+
+async def test_an_async_tool_begun_at_once_keeps_its_context_to_itself() -> None:
+    @tool
+    async def mark(name: str) -> str:
+        """Set the context variable, then read it."""
+        seen_before = where.get()
+        where.set(name)
+        return f"{seen_before}->{where.get()}"
+
+    script = Script(calls(call("c1", "mark", name="one"), call("c2", "mark", name="two")), answer("ok"))
+    agent = Agent(model=script.model, tools=[mark])
+
+    result = await agent.prompt("go")
+
+    assert [r.content for m in result.messages for r in m.tool_results] == ["caller->one", "caller->two"]
+    assert where.get() == "caller"
+
+
+async def test_an_async_tool_that_waits_after_one_that_did_not_still_overlaps_with_the_next() -> None:
+    left, right = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def quick() -> str:
+        """Answers at once."""
+        return "quick"
+
+    @tool
+    async def meet(side: str) -> str:
+        """Wait for the other side: returns only if both calls run at once."""
+        mine, other = (left, right) if side == "left" else (right, left)
+        mine.set()
+        await asyncio.wait_for(other.wait(), timeout=5)
+        return side
+
+    script = Script(calls(call("c0", "quick"), call("c1", "meet", side="left"), call("c2", "meet", side="right")),
+                    answer("met"))
+    agent = Agent(model=script.model, tools=[quick, meet])
+
+    result = await agent.prompt("go")
+
+    assert [r.content for m in result.messages for r in m.tool_results] == ["quick", "left", "right"]
+
+
+async def test_a_tool_subclass_with_its_own_answer_is_answered_through_it() -> None:
+    answered: list[str] = []
+
+    class Audited(Tool):
+        async def answer(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
+            answered.append(call.id)
+            return await super().answer(call, values)
+
+    def echo(x: int) -> int:
+        """Echo."""
+        return x
+
+    async def echo_async(x: int) -> int:
+        """Echo, asynchronously."""
+        return x
+
+    script = Script(calls(call("c1", "echo", x=1)), calls(call("c2", "echo", x=2), call("c3", "echo_async", x=3)),
+                    answer("ok"))
+    agent = Agent(model=script.model, tools=[Audited(echo), Audited(echo_async)])
+
+    result = await agent.prompt("go")
+
+    assert [r.content for m in result.messages for r in m.tool_results] == ["1", "2", "3"]
+    assert answered == ["c1", "c2", "c3"]
