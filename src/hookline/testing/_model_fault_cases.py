@@ -155,7 +155,7 @@ class FaultCases:
         """A stream stalled on the last attempt raises a timeout with no status."""
         server.enqueue_stalled_stream(ANSWER, after=2, seconds=30.0)
 
-        async with self.create_model(server.base_url, RetryPolicy(max_attempts=1, timeout=0.3)) as model:
+        async with self.create_model(server.base_url, RetryPolicy(max_attempts=1, timeout=1.0)) as model:
             with pytest.raises(ModelError, match="timed out") as caught:
                 await _stream_into(model, [])
 

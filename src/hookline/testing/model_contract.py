@@ -274,7 +274,7 @@ class ModelContract(FaultCases, MediaCases):
         """An attempt past the policy's `timeout` is abandoned and retried."""
         server.enqueue_delay(3)
         server.enqueue_text("fast")
-        policy = RetryPolicy(max_attempts=2, initial_delay=0.01, timeout=0.3)
+        policy = RetryPolicy(max_attempts=2, initial_delay=0.01, timeout=1.0)
 
         started = time.monotonic()
         async with self.create_model(server.base_url, policy) as model:
@@ -287,7 +287,7 @@ class ModelContract(FaultCases, MediaCases):
         """When every attempt times out, `ModelError` says so, retryable, with no status."""
         server.enqueue_delay(3)
         server.enqueue_delay(3)
-        policy = RetryPolicy(max_attempts=2, initial_delay=0.01, timeout=0.2)
+        policy = RetryPolicy(max_attempts=2, initial_delay=0.01, timeout=1.0)
 
         async with self.create_model(server.base_url, policy) as model:
             with pytest.raises(ModelError, match="timed out") as caught:
