@@ -111,6 +111,14 @@ async def _lingering_script(request: ModelRequest) -> ModelResponse:
     return ModelResponse(text="too late")
 
 
+class _UnclosableModel(FunctionModel):
+    """A scripted model whose close never ends: it ignores cancellation (a client stuck shutting down)."""
+
+    async def aclose(self) -> None:
+        print("the model closes", file=sys.stderr, flush=True)
+        await _ignore_cancellation(SLOW_SECONDS)
+
+
 @hook
 def _needs_approval(state: State) -> None:
     for call in state.tool_calls:
@@ -132,6 +140,7 @@ failing = Agent("failing", model=FunctionModel(_add_script, name="scripted"), to
 threaded = Agent("threaded", model=FunctionModel(_threaded_script, name="scripted"), tools=[add])
 stubborn = Agent("stubborn", model=FunctionModel(_stubborn_script, name="scripted"), tools=[add])
 lingering = Agent("lingering", model=FunctionModel(_lingering_script, name="scripted"), tools=[add])
+unclosable = Agent("unclosable", model=_UnclosableModel(_add_script, name="scripted"), tools=[add])
 quiet_tools = Agent("quiet", model=FunctionModel(_add_script, name="scripted"), tools=[add],
                     status=StatusOptions(tool=False))
 not_an_agent = 42

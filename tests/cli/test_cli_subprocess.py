@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from hookline import Event
+from hookline._cli.interrupts import CLOSE_LIMIT
 from hookline.errors import ConfigError
 from hookline.models import resolve_model
 from hookline.testing import FakeOpenAIServer
@@ -286,6 +287,45 @@ def test_ctrl_c_at_the_chat_prompt_exits_130(tmp_path: Path) -> None:
         running.wait_for("you> ")
         running.interrupt()
         assert_quick_exit(running)
+
+
+def test_ctrl_c_at_the_chat_prompt_exits_within_2_s_though_the_agent_never_closes(tmp_path: Path) -> None:
+    args = ["chat", "--agent", f"{AGENTS}:unclosable", "--db", "s.db"]
+    with Running(args, clean_env(), tmp_path) as running:
+        running.wait_for("you> ")
+        running.interrupt()
+        assert_quick_exit(running)
+    assert b"the model closes" in running.stderr
+    assert b"the agent did not close within 1.7 s of Ctrl-C: left behind" in running.stderr
+    assert b"Task was destroyed" not in running.stderr
+
+
+def assert_closing_bounded(running: Running) -> None:
+    """Assert that the process, whose agent never closes, exits 0 within `CLOSE_LIMIT` + 1 s of closing it."""
+    running.wait_for("the model closes")
+    closing = time.monotonic()
+    code, _ = running.exit()
+    seconds = time.monotonic() - closing
+    print(f"exit {code} {seconds:.2f} s after the closing began")
+    assert code == 0, running.stderr.decode()
+    assert seconds < CLOSE_LIMIT + 1.0, f"exit took {seconds:.2f} s: {running.stderr.decode()}"
+    assert f"the agent did not close within {CLOSE_LIMIT:g} s: left behind".encode() in running.stderr
+    assert b"Traceback" not in running.stderr
+    assert b"Task was destroyed" not in running.stderr
+
+
+def test_a_finished_run_exits_though_the_agent_never_closes(tmp_path: Path) -> None:
+    args = ["run", "hi", "--agent", f"{AGENTS}:unclosable", "--session", "s1", "--db", "s.db"]
+    with Running(args, clean_env(), tmp_path) as running:
+        assert_closing_bounded(running)
+        assert running.process.stdout is not None
+        assert running.process.stdout.read() == b"the sum is 5\n"
+
+
+def test_a_chat_at_end_of_input_exits_though_the_agent_never_closes(tmp_path: Path) -> None:
+    with Running(["chat", "--agent", f"{AGENTS}:unclosable", "--db", "s.db"], clean_env(), tmp_path) as running:
+        running.send("exit")
+        assert_closing_bounded(running)
 
 
 def served_url(running: Running) -> str:

@@ -63,15 +63,13 @@ def chat_command(options: ChatOptions) -> ExitCode:
         note_local_model(chat.stderr)
     again = chat_line(session_id, options.agent, options.model, options.db)
     chat.stderr.print(f"session {session_id} (continue it later with: {again})", style="dim", soft_wrap=True)
-    with CommandLoop("the turn") as loop:
-        try:
-            pending = loop.run(_pending_interruptions(chat))
-            if pending:
-                _approve_and_resume(loop, chat, pending)
-            while (line := _read_line()) is not None:
-                _turn(loop, chat, line)
-        finally:
-            loop.run(_close(chat))
+    closers = {"the agent": chat.agent.close, "the session store": chat.store.aclose}
+    with CommandLoop("the turn") as loop, loop.closing(closers):
+        pending = loop.run(_pending_interruptions(chat))
+        if pending:
+            _approve_and_resume(loop, chat, pending)
+        while (line := _read_line()) is not None:
+            _turn(loop, chat, line)
     return ExitCode.OK
 
 
@@ -172,8 +170,3 @@ async def _pending_interruptions(chat: _Chat) -> list[Interruption]:
     except SessionNotFound:
         return []
     return paused_calls(log)
-
-
-async def _close(chat: _Chat) -> None:
-    await chat.agent.close()
-    await chat.store.aclose()

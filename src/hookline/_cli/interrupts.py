@@ -17,6 +17,12 @@ When a Ctrl-C ends the command, what follows it ends within `EXIT_AFTER_CTRL_C` 
 that Ctrl-C, however late in its grace the run stopped: `close` winding down the tasks,
 async generators and executor the run left, then `end_process` joining threads. What has
 not finished by then is left behind too.
+
+On the way out the command closes what it opened (its agent's toolsets and model, its
+session store) through `CommandLoop.closing`: all at once, so that one that hangs holds up
+no other, and for a bounded time, `CLOSE_LIMIT` seconds or, after a Ctrl-C, until the same
+deadline as the cleanup. What has not closed by then is left behind with one line on
+stderr, and the command ends with the exit code it would have had.
 """
 
 from __future__ import annotations
@@ -30,11 +36,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from types import FrameType, TracebackType
 from typing import Any, NoReturn, TypeVar
 
-__all__ = ["EXIT_AFTER_CTRL_C", "GRACE", "CommandLoop", "end_process", "quit_now", "watchdog"]
+__all__ = ["CLOSE_LIMIT", "EXIT_AFTER_CTRL_C", "GRACE", "CommandLoop", "Closer", "end_process", "quit_now", "watchdog"]
 
 GRACE = 1.5
 """Seconds a cancelled run has to stop before the process ends without it."""
@@ -47,6 +53,19 @@ loaded machine. A run that stops just within `GRACE` leaves 0.2 s to wind down w
 left running: ample, as the run's own cleanup (closing its store) is part of the run.
 """
 
+CLOSE_LIMIT = 5.0
+"""Seconds the command's closing has on a normal end before what has not closed is left behind.
+
+Long enough for an MCP stdio server's orderly shutdown as the `mcp` SDK bounds it
+(`mcp/client/stdio.py`): 0.5 s to flush what was sent, 2 s for the server to exit once its
+stdin closes, then SIGTERM to its process group and 2 s more before SIGKILL. By 5 s the SDK
+has sent that SIGKILL, so no server outlives the command; only a close that hangs for good
+(one that never returns, or ignores cancellation) is left behind.
+"""
+
+Closer = Callable[[], Awaitable[object]]
+"""What closes one thing the command opened: `agent.close`, `store.aclose`."""
+
 _JOIN = 0.2
 """Seconds `end_process` gives other threads to finish before it stops waiting for them."""
 
@@ -55,6 +74,7 @@ _CLOSE = 0.5
 
 _CTRL_C = 130
 _exit_deadline = math.inf  # time.monotonic() by which `end_process` stops waiting; a Ctrl-C's close sets it
+_left_behind = False  # a closing was left behind: the interpreter's exit would complain of its pending tasks
 T = TypeVar("T")
 
 
@@ -101,9 +121,11 @@ class CommandLoop:
         self._ctrl_c_at: float | None = None
         self._deadline = math.inf
         self._watchdog: threading.Timer | None = None
+        self._between_runs = contextlib.ExitStack()
 
     def __enter__(self) -> CommandLoop:
         asyncio.set_event_loop(self._loop)
+        self._between_runs.enter_context(self._sigint_handled(self._note_ctrl_c))
         return self
 
     def __exit__(
@@ -139,6 +161,57 @@ class CommandLoop:
             raise KeyboardInterrupt
         return result
 
+    @contextlib.contextmanager
+    def closing(self, closers: Mapping[str, Closer]) -> Iterator[None]:
+        """On leaving the block, however it ends, `finish(closers)`: bounded, after a Ctrl-C too.
+
+        Args:
+            closers: What to close, by the name a notice gives it (e.g. "the agent": `agent.close`).
+
+        """
+        ended_by: BaseException | None = None
+        try:
+            yield
+        except BaseException as exc:
+            ended_by = exc
+            raise
+        finally:
+            self.finish(closers, after_ctrl_c=isinstance(ended_by, KeyboardInterrupt))
+
+    def finish(self, closers: Mapping[str, Closer], *, after_ctrl_c: bool = False) -> None:
+        """Close everything in `closers` at once; leave behind, with one line on stderr, what is not closed in time.
+
+        In time is within `CLOSE_LIMIT` seconds, or after a Ctrl-C by the deadline of the
+        cleanup that follows it (`EXIT_AFTER_CTRL_C` seconds from it). Once something is left
+        behind, the cleanup after it (`close`) gets `_CLOSE` seconds in all. A Ctrl-C meanwhile
+        quits at once.
+
+        Args:
+            closers: What to close, by the name the notice gives it.
+            after_ctrl_c: A Ctrl-C ends the command.
+
+        Raises:
+            Exception: The first error a closer raised.
+
+        """
+        global _left_behind
+        if after_ctrl_c:
+            self._end_by_ctrl_c()
+            within = f"{EXIT_AFTER_CTRL_C:g} s of Ctrl-C"
+        else:
+            within = f"{CLOSE_LIMIT:g} s"
+        seconds = min(CLOSE_LIMIT, self._deadline - time.monotonic())
+        still_open = list(closers)
+        task = self._loop.create_task(_close_all(closers, still_open), context=self._context)
+        with self._sigint_handled():  # no run to cancel: a Ctrl-C quits at once
+            self._loop.run_until_complete(asyncio.wait([task], timeout=max(0.0, seconds)))
+        if task.done():
+            task.result()
+            return
+        _left_behind = True
+        _say(f"{' and '.join(still_open)} did not close within {within}: left behind")
+        self._deadline = min(self._deadline, time.monotonic() + _CLOSE)  # for all the cleanup left
+
     def call_soon_threadsafe(self, callback: Callable[..., object], *args: Any) -> None:
         """Have the loop call `callback(*args)` (safe from a signal handler or another thread)."""
         self._loop.call_soon_threadsafe(callback, *args)
@@ -153,13 +226,11 @@ class CommandLoop:
             after_ctrl_c: A Ctrl-C ends the command: the one that cancelled the last `run`, or one just now.
 
         """
-        global _exit_deadline
         loop = self._loop
         if loop.is_closed():
             return
         if after_ctrl_c:
-            ctrl_c_at = time.monotonic() if self._ctrl_c_at is None else self._ctrl_c_at
-            self._deadline = _exit_deadline = ctrl_c_at + EXIT_AFTER_CTRL_C
+            self._end_by_ctrl_c()
         try:
             with self._sigint_handled():
                 self._finish_tasks()
@@ -167,8 +238,16 @@ class CommandLoop:
                 if not _other_threads():
                     self._run_for_a_step(loop.shutdown_default_executor())
         finally:
+            self._between_runs.close()
             asyncio.set_event_loop(None)
             loop.close()  # shuts a busy executor down without waiting for it
+
+    def _end_by_ctrl_c(self) -> None:
+        """Set the deadline of all that follows the Ctrl-C that ends the command (the last one)."""
+        global _exit_deadline
+        ctrl_c_at = time.monotonic() if self._ctrl_c_at is None else self._ctrl_c_at
+        self._ctrl_c_at = ctrl_c_at
+        self._deadline = _exit_deadline = ctrl_c_at + EXIT_AFTER_CTRL_C
 
     def _finish_tasks(self) -> None:
         tasks = asyncio.all_tasks(self._loop)
@@ -187,15 +266,21 @@ class CommandLoop:
         return max(0.0, min(_CLOSE, self._deadline - time.monotonic()))
 
     @contextlib.contextmanager
-    def _sigint_handled(self) -> Any:
+    def _sigint_handled(self, handler: Callable[[int, FrameType | None], None] | None = None) -> Any:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        previous = signal.signal(signal.SIGINT, handler or self._on_sigint)
         try:
             yield
         finally:
             signal.signal(signal.SIGINT, previous)
+
+    def _note_ctrl_c(self, signum: int, frame: FrameType | None) -> None:
+        # Between runs (at a prompt) Ctrl-C raises KeyboardInterrupt, as Python's own handler
+        # does; noting when lets the closing after it end in time.
+        self._ctrl_c_at = time.monotonic()
+        raise KeyboardInterrupt
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         self._interrupts += 1
@@ -219,6 +304,21 @@ def _nothing() -> None:
     pass
 
 
+async def _close_all(closers: Mapping[str, Closer], still_open: list[str]) -> None:
+    """Run every closer at once; `still_open` keeps the names of those not ended yet."""
+
+    async def close(name: str, closer: Closer) -> None:
+        try:
+            await closer()
+        finally:
+            still_open.remove(name)
+
+    outcomes = await asyncio.gather(*(close(n, c) for n, c in closers.items()), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
 def _other_threads() -> list[threading.Thread]:
     """Threads the interpreter would wait for at exit, besides this one."""
     current = threading.current_thread()
@@ -226,11 +326,11 @@ def _other_threads() -> list[threading.Thread]:
 
 
 def end_process(code: int) -> NoReturn:
-    """Exit with `code`; if threads are still busy (a cancelled run's workers), without waiting for them."""
+    """Exit with `code`; at once if threads are still busy (a cancelled run's workers) or a closing was left behind."""
     deadline = min(time.monotonic() + _JOIN, _exit_deadline)
     for thread in _other_threads():
         thread.join(max(0.0, deadline - time.monotonic()))
-    if _other_threads():
+    if _other_threads() or _left_behind:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,11 +12,11 @@ from rich.console import Console
 from rich.text import Text
 
 from hookline._cli.exits import ExitCode
-from hookline._cli.interrupts import CommandLoop
+from hookline._cli.interrupts import Closer, CommandLoop
 from hookline._cli.render import StatusLines, is_shown
 from hookline._cli.setup import LOCAL_MODEL_NOTE, build_agent, open_store, store_location, uses_local_default
 from hookline._ids import check_session_id
-from hookline.agent import Agent, PromptRequest
+from hookline.agent import PromptRequest
 from hookline.messages import ToolCallPart
 from hookline.result import Interruption, RunResult
 from hookline.status import describe_call
@@ -53,8 +52,20 @@ def run_command(options: RunOptions) -> ExitCode:
     stderr = Console(stderr=True, highlight=False)
     if uses_local_default(agent, options.model):
         note_local_model(stderr)
-    with CommandLoop("the run") as loop:
-        result = loop.run(_run(agent, prompt, options, stderr))
+    request = agent.prompt(prompt)
+    if options.max_turns is not None:
+        request.multi_turn(options.max_turns)
+    closers: dict[str, Closer] = {"the agent": agent.close}
+    if options.session is not None:
+        store = open_store(store_location(options.db))
+        closers["the session store"] = store.aclose
+        request.session(options.session, store=store)
+    with CommandLoop("the run") as loop, loop.closing(closers):
+        return _report(loop.run(_consume(request, options, stderr)), options, stderr)
+
+
+def _report(result: RunResult, options: RunOptions, stderr: Console) -> ExitCode:
+    """Print the answer and the paused calls; return the exit code."""
     if result.stop_reason == "cancelled":
         raise KeyboardInterrupt
     if not options.json and result.output not in ("", None):
@@ -85,19 +96,6 @@ def chat_line(session: str, agent: str | None, model: str | None, db: str | None
 def note_local_model(stderr: Console) -> None:
     """Print the one line saying the run uses the tiny offline model, and how to configure a real one."""
     stderr.print(Text(LOCAL_MODEL_NOTE, style="yellow"), soft_wrap=True)
-
-
-async def _run(agent: Agent, prompt: str, options: RunOptions, stderr: Console) -> RunResult:
-    async with AsyncExitStack() as stack:
-        stack.push_async_callback(agent.close)
-        request = agent.prompt(prompt)
-        if options.max_turns is not None:
-            request.multi_turn(options.max_turns)
-        if options.session is not None:
-            store = open_store(store_location(options.db))
-            stack.push_async_callback(store.aclose)
-            request.session(options.session, store=store)
-        return await _consume(request, options, stderr)
 
 
 async def _consume(request: PromptRequest, options: RunOptions, stderr: Console) -> RunResult:
