@@ -16,7 +16,7 @@ import contextvars
 import os
 import threading
 import typing
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
@@ -258,14 +258,24 @@ class Agent:
             _check_exit_tools(self.exit_conditions, tools)
 
     async def close(self) -> None:
-        """Close every hook once (`close_async()` or `close()`), the toolsets, and the model."""
+        """Close every hook once (`close_async()` or `close()`), the toolsets (all at once), and the model.
+
+        Each is closed even when another fails (a toolset left open may leave a server
+        process running); then the first failure is raised.
+        """
+        failures: list[Exception] = []
         for item in self._unique_hooks():
-            await call_optional(item, "close", "close_async")
+            await _noting(failures, call_optional(item, "close", "close_async"))
         self._warm = False
-        for toolset in self._toolsets:
-            await toolset.aclose()
+        for outcome in await asyncio.gather(*(t.aclose() for t in self._toolsets), return_exceptions=True):
+            if isinstance(outcome, Exception):
+                failures.append(outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
         if self._model is not None:
-            await self._model.aclose()
+            await _noting(failures, self._model.aclose())
+        if failures:
+            raise failures[0]
 
     def close_sync(self) -> None:
         """`close()` from synchronous code, on the event loop that `run_sync` uses."""
@@ -389,6 +399,14 @@ def _normalize_tools(
 
 
 _sync_loops = threading.local()
+
+
+async def _noting(failures: list[Exception], closing: Awaitable[Any]) -> None:
+    """Await `closing`; what it raises joins `failures`."""
+    try:
+        await closing
+    except Exception as exc:
+        failures.append(exc)
 
 
 def _sync_runner() -> asyncio.Runner:

@@ -5,6 +5,7 @@ conversation."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -17,10 +18,13 @@ from hookline import (
     MaxTurnsExceeded,
     Message,
     State,
+    Tool,
     ToolResultPart,
     hook,
     tool,
 )
+from hookline.models import FunctionModel, ModelResponse
+from hookline.toolsets import Toolset
 
 from .invariant import conversation_error
 from .scripted import Script, add, answer, call, calls, shapes
@@ -825,3 +829,56 @@ async def test_a_run_started_while_another_warms_up_does_not_warm_again() -> Non
     finish_warming.set()
     assert (await first).output == "ok"
     assert warmed == ["warm"]
+
+
+class _Closing(Toolset):
+    """A toolset whose close waits for `gate`, or fails."""
+
+    def __init__(self, name: str, log: list[str], gate: asyncio.Event | None = None, fails: bool = False) -> None:
+        self.name, self.log, self.gate, self.fails = name, log, gate, fails
+
+    async def connect(self) -> None:
+        """Nothing to open."""
+
+    def tools(self) -> Sequence[Tool]:
+        return []
+
+    async def aclose(self) -> None:
+        self.log.append(f"closing {self.name}")
+        if self.gate is not None:
+            await asyncio.wait_for(self.gate.wait(), timeout=5)
+        if self.fails:
+            raise OSError(f"{self.name} could not close")
+        self.log.append(f"closed {self.name}")
+
+
+class _ClosingModel(FunctionModel):
+    def __init__(self, log: list[str]) -> None:
+        super().__init__(lambda request: ModelResponse(text="ok"))
+        self.log = log
+
+    async def aclose(self) -> None:
+        self.log.append("closed the model")
+
+
+async def test_close_closes_the_toolsets_at_once_and_everything_though_one_fails() -> None:
+    log: list[str] = []
+    slow_gate = asyncio.Event()
+
+    class Failing(Lifecycle):
+        def close(self) -> None:
+            raise RuntimeError("the hook could not close")
+
+    class OpensTheGate(_Closing):
+        async def aclose(self) -> None:
+            slow_gate.set()  # only a close running beside the slow one lets it finish
+            await super().aclose()
+
+    toolsets = [_Closing("slow", log, gate=slow_gate), _Closing("broken", log, fails=True), OpensTheGate("last", log)]
+    agent = Agent(model=_ClosingModel(log), tools=toolsets, hooks={"before_llm": [Failing()]})
+
+    with pytest.raises(RuntimeError, match="the hook could not close"):
+        await agent.close()
+
+    assert sorted(log) == ["closed last", "closed slow", "closed the model", "closing broken", "closing last",
+                           "closing slow"]
