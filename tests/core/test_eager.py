@@ -289,8 +289,14 @@ async def test_async_tools_that_never_wait_run_in_the_run_task() -> None:
     assert tasks == [run_task, run_task]
 
 
-async def test_async_tools_that_wait_overlap_and_answer_in_call_order() -> None:
+@pytest.mark.parametrize("quick_first", [False, True], ids=["both-wait", "after-one-that-does-not"])
+async def test_async_tools_that_wait_overlap_and_answer_in_call_order(quick_first: bool) -> None:
     left, right = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def quick() -> str:
+        """Answers at once."""
+        return "quick"
 
     @tool
     async def meet(side: str) -> str:
@@ -300,12 +306,14 @@ async def test_async_tools_that_wait_overlap_and_answer_in_call_order() -> None:
         await asyncio.wait_for(other.wait(), timeout=5)
         return side
 
-    script = Script(calls(call("c1", "meet", side="left"), call("c2", "meet", side="right")), answer("met"))
-    agent = Agent(model=script.model, tools=[meet])
+    first = [call("c0", "quick")] if quick_first else []
+    script = Script(calls(*first, call("c1", "meet", side="left"), call("c2", "meet", side="right")), answer("met"))
+    agent = Agent(model=script.model, tools=[quick, meet])
 
     result = await agent.prompt("go")
 
-    assert [r.content for m in result.messages for r in m.tool_results] == ["left", "right"]
+    expected = ["quick", "left", "right"] if quick_first else ["left", "right"]
+    assert [r.content for m in result.messages for r in m.tool_results] == expected
 
 
 async def test_a_tool_subclass_with_its_own_call_is_called_through_it() -> None:
@@ -352,6 +360,17 @@ def test_only_a_plain_sync_function_runs_inline() -> None:
     assert not Doubling(plain).inline
 
 
+_HALF_CALLS = [
+    ToolCallPart(id="ok", name="half", arguments={"x": 3}),
+    ToolCallPart(id="raw", name="half", arguments='{"x": 4}'),
+    ToolCallPart(id="not-json", name="half", arguments="{x"),
+    ToolCallPart(id="not-an-object", name="half", arguments="[1]"),
+    ToolCallPart(id="bad", name="half", arguments={"x": "three"}),
+    ToolCallPart(id="fails", name="half", arguments={"x": 0}),
+]
+"""Calls of a tool `half` that succeed and that fail every way a call can."""
+
+
 async def test_answer_now_gives_what_answer_gives_failures_included() -> None:
     def half(x: int) -> float:
         """Half of x; refuses zero."""
@@ -360,14 +379,7 @@ async def test_answer_now_gives_what_answer_gives_failures_included() -> None:
         return x / 2
 
     half_tool = Tool(half)
-    cases = [
-        ToolCallPart(id="ok", name="half", arguments={"x": 3}),
-        ToolCallPart(id="raw", name="half", arguments='{"x": 4}'),
-        ToolCallPart(id="not-json", name="half", arguments="{x"),
-        ToolCallPart(id="not-an-object", name="half", arguments="[1]"),
-        ToolCallPart(id="bad", name="half", arguments={"x": "three"}),
-        ToolCallPart(id="fails", name="half", arguments={"x": 0}),
-    ]
+    cases = _HALF_CALLS
 
     for case in cases:
         assert half_tool.answer_now(case) == await half_tool.answer(case)
@@ -411,15 +423,7 @@ async def test_begin_gives_what_answer_gives_for_an_async_tool_failures_included
         return x / 2
 
     half_tool = Tool(half)
-    cases = [
-        ToolCallPart(id="ok", name="half", arguments={"x": 3}),
-        ToolCallPart(id="raw", name="half", arguments='{"x": 4}'),
-        ToolCallPart(id="not-json", name="half", arguments="{x"),
-        ToolCallPart(id="bad", name="half", arguments={"x": "three"}),
-        ToolCallPart(id="fails", name="half", arguments={"x": 0}),
-    ]
-
-    assert [half_tool.begin(c) for c in cases] == [await half_tool.answer(c) for c in cases]
+    assert [half_tool.begin(c) for c in _HALF_CALLS] == [await half_tool.answer(c) for c in _HALF_CALLS]
 
 
 async def test_an_async_tool_begun_at_once_keeps_its_context_to_itself() -> None:
@@ -437,31 +441,6 @@ async def test_an_async_tool_begun_at_once_keeps_its_context_to_itself() -> None
 
     assert [r.content for m in result.messages for r in m.tool_results] == ["caller->one", "caller->two"]
     assert where.get() == "caller"
-
-
-async def test_an_async_tool_that_waits_after_one_that_did_not_still_overlaps_with_the_next() -> None:
-    left, right = asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def quick() -> str:
-        """Answers at once."""
-        return "quick"
-
-    @tool
-    async def meet(side: str) -> str:
-        """Wait for the other side: returns only if both calls run at once."""
-        mine, other = (left, right) if side == "left" else (right, left)
-        mine.set()
-        await asyncio.wait_for(other.wait(), timeout=5)
-        return side
-
-    script = Script(calls(call("c0", "quick"), call("c1", "meet", side="left"), call("c2", "meet", side="right")),
-                    answer("met"))
-    agent = Agent(model=script.model, tools=[quick, meet])
-
-    result = await agent.prompt("go")
-
-    assert [r.content for m in result.messages for r in m.tool_results] == ["quick", "left", "right"]
 
 
 async def test_a_tool_subclass_with_its_own_answer_is_answered_through_it() -> None:
