@@ -125,7 +125,7 @@ class Tool:
         self._thread = thread
         self._spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
         self.inline = self._calls_directly and not (self._is_async or thread or self._context is not None)
-        self._steps_function = self._calls_directly and self._is_async and self._context is None
+        self._steps_function = self._is_async and self._context is None  # `begin` asks `_calls_directly` first
 
     _calls_directly = True
     """Whether the loop may call the function itself: false for a subclass with its own `call` or `answer`."""
@@ -208,7 +208,7 @@ class Tool:
         """
         if self.inline:
             return self.answer_now(call)
-        if not (self._calls_directly and self._steps_function):
+        if not (self._calls_directly and self._steps_function):  # a subclass skipping __init__ has no _steps_function
             return first_step(self.answer(call))
         arguments = call.arguments
         context = contextvars.copy_context()
