@@ -8,14 +8,15 @@ log, which a store keeps apart from it (`SessionStore.load_blobs`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 
 from hookline.agent_spec import AgentSpec
 from hookline.errors import StoreError
 from hookline.events import Event
 from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, TextPart, ToolResultPart
 from hookline.sessions.base import Blob, SessionStore
-from hookline.state import State
+from hookline.state import State, TrackedMessages
 
 __all__ = ["PromptView", "load_media"]
 
@@ -23,31 +24,73 @@ _MEDIA = (ImagePart, FilePart)
 
 
 class PromptView:
-    """Builds the messages of each model call: instructions, conversation, this run's documents."""
+    """Builds the messages of each model call: instructions, conversation, this run's documents.
 
-    __slots__ = ("_system", "agent", "documents")
+    Each call gets a list of its own, since a model may keep its request. Copying the whole
+    conversation for every call would make each turn cost more as the history grows, so
+    the list given to the last call is extended with what the conversation gained, when
+    nothing can tell: nothing else holds that list any more (its reference count, on
+    CPython with the GIL), the model did not change it, and no hook edited or replaced the
+    conversation since. Otherwise the call gets a fresh copy.
+    """
+
+    __slots__ = ("_edits", "_given", "_mirrored", "_source", "_system", "agent", "documents")
 
     def __init__(self, agent: AgentSpec, documents: Sequence[DocumentPart] = ()) -> None:
         self.agent = agent
         self.documents = tuple(documents)
         self._system: Message | None = None
+        self._given: TrackedMessages | None = None  # the list the last call got, while it may be extended
+        self._source: TrackedMessages | None = None  # the conversation it mirrors
+        self._mirrored = 0  # how many of that conversation's messages it holds
+        self._edits = 0  # how many times that conversation had been edited then
 
     def messages(self, state: State) -> list[Message]:
         """The messages of the next model call."""
+        conversation = state.messages
+        given = self._extended(conversation)
+        return given if given is not None else self._copied(state, conversation)
+
+    def _extended(self, conversation: TrackedMessages) -> TrackedMessages | None:
+        """The last call's list, grown by what `conversation` gained, when nothing can tell; else None."""
+        if (
+            self._given is None
+            or _references(self._given) != 2  # this attribute and the argument: something else holds it
+            or self._given.changed  # the model changed it
+            or conversation is not self._source
+            or conversation.edits != self._edits
+        ):
+            return None
+        _extend(self._given, conversation[self._mirrored :])  # `list.extend`: not an edit to note
+        self._mirrored = len(conversation)
+        return self._given
+
+    def _copied(self, state: State, conversation: TrackedMessages) -> list[Message]:
+        """The messages of the next model call, in a fresh list."""
         instructions = self.agent.instructions
         # `+` and `[:]` copy the conversation (a list subclass) at a list's speed; unpacking it
         # (`[system, *messages]`) walks it item by item, twice as slow over a long history
         if instructions is None:
-            messages = state.messages[:]
+            messages = conversation[:]
         elif isinstance(instructions, str):
             if self._system is None:  # `Message.system` without validating the message again
                 self._system = Message.from_valid_parts("system", [TextPart.from_valid(instructions)])
-            messages = [self._system] + state.messages  # noqa: RUF005 - see above
+            messages = [self._system] + conversation  # noqa: RUF005 - see above
         else:
-            messages = [Message.system(instructions(state))] + state.messages  # noqa: RUF005
+            messages = [Message.system(instructions(state))] + conversation  # noqa: RUF005
         if self.documents:
             _attach(messages, self.documents)
+        elif isinstance(instructions, str | None) and _COUNTS_REFERENCES:  # the next call's may extend it
+            self._given = TrackedMessages(messages)
+            self._source, self._mirrored, self._edits = conversation, len(conversation), conversation.edits
+            return self._given
         return messages
+
+
+_COUNTS_REFERENCES = hasattr(sys, "getrefcount") and getattr(sys, "_is_gil_enabled", lambda: True)()
+"""Whether `sys.getrefcount` tells that nothing else holds a list (not on PyPy, nor without the GIL)."""
+_references: Callable[[object], int] = sys.getrefcount if _COUNTS_REFERENCES else (lambda thing: 0)  # unused then
+_extend = list.extend
 
 
 def _attach(messages: list[Message], documents: tuple[DocumentPart, ...]) -> None:

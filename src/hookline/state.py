@@ -28,13 +28,19 @@ __all__ = ["Control", "State", "TrackedMessages"]
 class TrackedMessages(list[Message]):
     """A list of messages that notes whether it was changed.
 
-    The loop checks the conversation only after a hook actually edited it.
+    The loop checks the conversation only after a hook actually edited it, and the prompt
+    view extends the list it gave the last model call only while nothing edited either.
+    The loop's own appends go through `list.append`, unnoted.
     """
 
     changed: bool = False
+    """Whether it was changed since the loop last checked (the loop resets it)."""
+    edits: int = 0
+    """How many times it was changed, ever."""
 
     def _touch(self) -> None:
         self.changed = True
+        self.edits += 1
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._touch()
@@ -47,6 +53,11 @@ class TrackedMessages(list[Message]):
     def __iadd__(self, values: Any) -> TrackedMessages:  # type: ignore[override,misc]
         self._touch()
         super().__iadd__(values)
+        return self
+
+    def __imul__(self, times: SupportsIndex) -> TrackedMessages:
+        self._touch()
+        super().__imul__(times)
         return self
 
     def append(self, value: Message) -> None:  # noqa: D102
