@@ -70,8 +70,9 @@ class ToolRunner:
             if tool is not None and tool.inline:  # a plain function: called at once, no coroutine
                 finished[call.id] = tool.answer_now(call)
                 continue
-            if overlapping is None:
-                overlapping = len(calls) > 1 and self.concurrency > 1 and _overlapping(tools, calls)
+            if overlapping is None:  # this call's tool, when concurrent, answers it without a walk
+                overlapping = len(calls) > 1 and self.concurrency > 1 and (
+                    (tool is not None and tool.concurrent) or _overlapping(tools, calls))
             if tool is None or not overlapping or self.concurrency < len(calls) - number:
                 return self._the_rest(tools, calls[number:], finished, direct, overlapping)
             step = tool.begin(call)  # an `async def` tool: stepped at once, in a context of its own
