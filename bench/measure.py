@@ -90,6 +90,7 @@ FEATURES = [  # (configuration, BENCH_FEATURES, phase): hookline with one featur
     ("f-stream", "stream", "seq"),
     ("f-memory", "memory", "seq"),
     ("f-nostatus", "nostatus", "seqdb"),
+    ("f-sqlite-full", "sqlite-full", "seqdb"),
     ("f-tracing", "tracing", "seq"),
     ("f-tracing-content", "tracing-content", "seq"),
 ]

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from compare import evaluate_targets
+from compare import HOUSE_TARGETS, TARGETS, evaluate_targets
 from machine import machine_info
 from measure import FRAMEWORKS, FULL, QUICK, ROOT, Config, Context, Framework, Session, ensure_peers_venv, log
 from render import ScaleOut, load_scaleout, render
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     charts, scaleout = draw(records, out, args.scaleout)
     (out / "BENCHMARKS.md").write_text(render(records, meta, charts, scaleout))
     log(f"wrote {out / 'BENCHMARKS.md'}")
-    for t in evaluate_targets(records):
+    for t in evaluate_targets(records, TARGETS + HOUSE_TARGETS):
         log(f"  {t['status']:12s} {t['target']}: {t['detail']} {t['margin']}")
     return 0
 

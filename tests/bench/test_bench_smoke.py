@@ -164,6 +164,9 @@ def _made_up_records() -> list[dict[str, Any]]:
             records.append(_record(fw, "t3-sleep", rnd, per_turn_us=16000, run_us_median=64000))
         records.append(_record("hookline", "f-hooks", rnd, per_turn_us=50))
         records.append(_record("hookline", "f-nostatus", rnd, db_per_turn_us=400))
+        records.append(_record("hookline", "f-sqlite-full", rnd, db_run_us_median=9000, db_per_turn_us=818))
+        records.append(_record("hookline", "t10-async", rnd, per_turn_us=45))
+        records.append(_record("baseline-loop", "t10-async", rnd, per_turn_us=20))
     return records
 
 
@@ -184,6 +187,19 @@ def test_targets_on_made_up_figures() -> None:
     assert targets["SQLite-persisted run ≥ 5× faster than the fastest peer's session store"]["status"] == "met"
     assert targets["SQLite-persisted run no slower than the floor's sqlite3 run"]["rounds"] == "2/2"
     assert targets["memory per concurrent run ≤ 2× the floor's (tracemalloc)"]["margin"] == "1.33× headroom"
+
+
+def test_the_later_issues_targets_on_made_up_figures() -> None:
+    targets = {t["target"]: t for t in compare.evaluate_targets(_made_up_records(), compare.HOUSE_TARGETS)}
+    assert len(targets) == len(compare.HOUSE_TARGETS)
+    assert targets["per-turn overhead ≤ 1.5× the floor's (T=10)"]["detail"] == "41.2 µs vs 1.5 × floor 20.6 µs"
+    assert targets["per-turn overhead ≤ 1.5× the floor's (T=10, async tool)"]["status"] == "missed"  # 45 > 30
+    growth = targets["history growth: cost over the floor at T=200 ≤ 1.15× that at T=10"]
+    assert growth["detail"] == "26.0 µs over the floor at T=200 vs 20.6 at T=10"  # 52 - 26, 41.2 - 20.6
+    assert growth["status"] == "missed"
+    assert targets["memory per concurrent run ≤ 1.5× the floor's (tracemalloc)"]["status"] == "met"  # 30 <= 30
+    full = targets["SQLite-persisted run ≥ 5× faster than the fastest peer's session store (synchronous=FULL)"]
+    assert full["detail"] == "9,000 µs vs openai-agents 110,000 µs / 5"
 
 
 def test_feature_costs_on_made_up_figures() -> None:
