@@ -1,7 +1,9 @@
 """A session store in process memory: for tests, examples and short-lived agents.
 
-Everything it hands out is a deep copy, so a caller editing a returned session or event
-never changes what is stored (as ADK's in-memory service does). Nothing survives the
+What it keeps is rebuilt from JSON, as a database would give it back, and what it reads
+out is a deep copy, so a caller editing an event it wrote or a session or event it read
+never changes what is stored (as ADK's in-memory service does). A write returns the
+events it stamped, as the SQL stores do. Nothing survives the
 process. Any thread and any event loop of the process may use one store at once: a
 threading lock guards the records, and `run_lock` works across event loops.
 """
@@ -214,15 +216,14 @@ class InMemorySessionStore(SessionStore):
             record.check_held(named)
             # Merged into copies: a batch that fails to encode leaves the pending parts.
             pending = dict(record.pending)
-            stored = []
-            for seq, event in enumerate(checked, start=len(record.log) + 1):
-                merged = merge_pending(pending.pop(event.author, None), event)
-                stored.append(_as_stored(stamp(merged, session_id=session_id, seq=seq, now=now)))
+            stamped = [stamp(merge_pending(pending.pop(event.author, None), event), session_id=session_id,
+                             seq=seq, now=now) for seq, event in enumerate(checked, start=len(record.log) + 1)]
+            # What is kept is rebuilt from JSON, so the stamped events are the caller's to keep.
+            record.log.extend([_as_stored(event) for event in stamped])
             record.pending = pending
-            record.log.extend(stored)
             record.keep(blobs)
             record.session.updated_at = now
-            return _copies(stored)
+            return stamped
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:

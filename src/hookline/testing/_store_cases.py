@@ -317,8 +317,10 @@ class StoredCases:
     async def test_what_a_store_returns_is_a_copy(self, store: SessionStore) -> None:
         """Changing what the store returned changes nothing stored."""
         session = await store.create(state={"items": [1]})
-        event = await store.append_event(session.id, user_says("hi"))
+        given = user_says("hi")
+        event = await store.append_event(session.id, given)
         event.parts.append(TextPart(text="tampered"))
+        given.parts.append(TextPart(text="added after the write"))  # what the writer gave, edited
         fetched = await store.get(session.id)
         fetched.state["items"].append(2)
         fetched.events[0].parts.clear()
