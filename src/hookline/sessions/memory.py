@@ -3,9 +3,9 @@
 What it keeps is rebuilt from JSON, as a database would give it back, and what it reads
 out is a deep copy, so a caller editing an event it wrote or a session or event it read
 never changes what is stored (as ADK's in-memory service does). A write returns the
-events it stamped, as the SQL stores do. Nothing survives the
-process. Any thread and any event loop of the process may use one store at once: a
-threading lock guards the records, and `run_lock` works across event loops.
+events it stamped, as the SQL stores do. Nothing survives the process. Any thread and any
+event loop of the process may use one store at once: a threading lock guards the records,
+and `run_lock` works across event loops.
 """
 
 from __future__ import annotations
