@@ -32,6 +32,7 @@ from hookline.hooks import BoundHook, call_optional, normalize_hooks
 from hookline.loop import Run, SessionTarget
 from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, TextPart
 from hookline.models import Model, ModelSettings, ToolSpec, resolve_model
+from hookline.recorder import StreamQueue
 from hookline.result import Interruption, RunResult
 from hookline.resume import Answer, Approval, AuditLines, parse_approvals
 from hookline.sessions import SessionStore
@@ -547,7 +548,7 @@ class PromptRequest:
         run.cancel()
         return True
 
-    def _run(self, queue: asyncio.Queue[Event | None] | None = None) -> Any:
+    def _run(self, queue: StreamQueue | None = None) -> Any:
         options = self._options
         if self.agent.deps_type is not None and not options.has_deps:
             raise ConfigError(f"agent {self.agent.name!r} needs deps of type {_type_name(self.agent.deps_type)}: "
@@ -585,23 +586,37 @@ class PromptRequest:
             return _sync_runner().run(self._run(), context=contextvars.copy_context())  # type: ignore[no-any-return]
         raise RuntimeError("run_sync() cannot run inside an event loop; use `await agent.prompt(...)` instead")
 
-    async def stream(self) -> AsyncIterator[Event]:
+    async def stream(self, *, stored_copies: bool = False) -> AsyncIterator[Event]:
         """Run, yielding events as they happen: stored messages and status, and text deltas.
 
-        Closing the iterator early cancels the run.
+        Each event comes once, in the log's order. Most come as they are stored, with their
+        `seq`; what user code reports while it runs (a tool's `ctx.status`/`ctx.partial`,
+        log records, hooks' and sub-agents' lines) comes at once, before it is stored, with
+        `seq` None and the `id` it will keep (and so do the events recorded before it and
+        not yet stored). Closing the iterator early cancels the run.
+
+        Args:
+            stored_copies: Also yield the stored copy (with its `seq`) of each event that came
+                before it was stored, once it is: what a relay serving reconnecting clients
+                needs to learn where each event sits in the log.
         """
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        queue = StreamQueue(commits=stored_copies)
 
         async def produce() -> RunResult:
             try:
                 return await self._run(queue)  # type: ignore[no-any-return]
             finally:
-                queue.put_nowait(None)
+                queue.put(None)
 
         task = asyncio.ensure_future(produce())
         try:
-            while (event := await queue.get()) is not None:
-                yield event
+            ended = False
+            while not ended:
+                for event in await queue.take():
+                    if event is None:  # the run's end: nothing follows
+                        ended = True
+                        break
+                    yield event
             await task
         finally:
             if not task.done():

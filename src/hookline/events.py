@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from hookline.messages import Message, Part, TextPart
+from hookline.messages import Message, Part, TextPart, without_validation
 from hookline.types import EventKind, Role, StatusSource, View
 
 __all__ = ["EVENTS_ADAPTER", "Event", "StatusOptions", "select_view"]
@@ -54,14 +54,38 @@ class Event(BaseModel):
     """Structured details: token counts, durations, call ids, provider data."""
 
     @classmethod
+    def from_valid(
+        cls,
+        author: str,
+        kind: EventKind,
+        parts: list[Part],
+        *,
+        role: Role | None = None,
+        source: StatusSource | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Event:
+        """An event of values that are already valid, built without validating them (the loop's own events)."""
+        return _trusted(author, kind, role, source, parts, {} if metadata is None else metadata)
+
+    @classmethod
     def from_message(cls, message: Message, author: str) -> Event:
-        """A message event recording `message`, written by `author`."""
-        return cls(author=author, kind="message", role=message.role, parts=list(message.parts))
+        """A message event recording `message`, written by `author` (a message's parts are valid already)."""
+        return _trusted(author, "message", message.role, None, list(message.parts), {})
 
     @classmethod
     def status(cls, author: str, source: StatusSource, text: str, **metadata: Any) -> Event:
         """A status event: one line of `text` from `source`."""
         return cls(author=author, kind="status", source=source, parts=[TextPart(text=text)], metadata=metadata)
+
+    @classmethod
+    def status_line(cls, author: str, source: StatusSource, text: str, metadata: dict[str, Any]) -> Event:
+        """A status event of a line and metadata that are already valid (`text` a string), built without validating."""
+        return _trusted(author, "status", None, source, [_text(text)], metadata)
+
+    @classmethod
+    def text_delta(cls, author: str, text: str) -> Event:
+        """A streamed fragment of a model's answer (`kind="delta"`, never stored), built without validating."""
+        return _trusted(author, "delta", None, None, [_text(text)], {})
 
     @classmethod
     def marker(cls, author: str, **metadata: Any) -> Event:
@@ -107,6 +131,21 @@ class StatusOptions(BaseModel):
     def wants(self, source: StatusSource) -> bool:
         """Whether status events from `source` are written."""
         return bool(getattr(self, source))
+
+
+def _trusted(
+    author: str, kind: EventKind, role: Role | None, source: StatusSource | None, parts: list[Part],
+    metadata: dict[str, Any],
+) -> Event:
+    """An event of valid values, unvalidated: a status line costs 1.2 µs this way, 4 validated (CPython 3.11)."""
+    return without_validation(Event, {
+        "id": None, "session_id": None, "seq": None, "author": author, "kind": kind, "role": role, "source": source,
+        "parts": parts, "partial": False, "created_at": None, "metadata": metadata,
+    })
+
+
+def _text(text: str) -> TextPart:
+    return without_validation(TextPart, {"type": "text", "text": text})
 
 
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])

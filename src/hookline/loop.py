@@ -29,10 +29,19 @@ from hookline.decision import Decision
 from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, error_summary
 from hookline.events import Event
 from hookline.hook_points import HookPoint
-from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart, without_validation
-from hookline.models.base import ModelRequest, ModelResponse, ModelSettings, ReasoningDelta, ResponseDone, TextDelta
+from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart, without_validation
+from hookline.models.base import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ReasoningDelta,
+    ResponseDone,
+    TextDelta,
+    whole_answer_deltas,
+)
 from hookline.prompt_view import PromptView, load_media
-from hookline.recorder import Recorder
+from hookline.recorder import Recorder, StreamQueue
 from hookline.result import Interruption, RunResult
 from hookline.resume import (
     DIED_REASON,
@@ -48,7 +57,7 @@ from hookline.run_scope import RunScope
 from hookline.sessions._codec import encode_state
 from hookline.sessions.base import SessionStore
 from hookline.state import State
-from hookline.status import describe_answer, describe_call, describe_reasoning, describe_result
+from hookline.status import describe_answer, describe_reasoning
 from hookline.tool_runner import ToolRunner
 from hookline.tools import Tool, error_result
 from hookline.turn_buffer import TurnBuffer
@@ -96,7 +105,7 @@ class Run:
         history: list[Message] | None = None,
         max_turns: int | None = None,
         session: SessionTarget | None = None,
-        queue: asyncio.Queue[Event | None] | None = None,
+        queue: StreamQueue | None = None,
         approvals: dict[str, Answer] | None = None,
         model_settings: ModelSettings | None = None,
         deps: Any = None,
@@ -344,8 +353,7 @@ class Run:
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
         if self.recorder.active:
-            self._status("agent", lambda: f"turn {state.turn}: calling model")
-            await self.recorder.flush()
+            await self._record_model_call()
         asking = self._ask(request)
         response = await (self.scope.capturing(self.scope.model_log, asking) if self.scope.model_logs else asking)
         state.response = response.to_message()
@@ -368,6 +376,13 @@ class Run:
                 self._release_injections()
         return None if self.stop_reason is not None else message
 
+    async def _record_model_call(self) -> None:
+        """"turn 2: calling model", and what the turn recorded so far: on record before the model answers."""
+        if self._status_on["agent"]:
+            self._status("agent", f"turn {self.state.turn}: calling model")
+        if self.recorder.store is not None:
+            await self.recorder.flush()
+
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model
         started = time.perf_counter() if self._status_on["llm"] else 0.0
@@ -383,20 +398,52 @@ class Run:
         usage.add(response.usage)
         usage.model_calls += 1
         if self._status_on["llm"]:
-            self._status("llm", lambda: describe_answer(model.name, response, time.perf_counter() - started))
+            self._status("llm", describe_answer(model.name, response, time.perf_counter() - started))
             for line in describe_reasoning(response) if self.agent.status.reasoning else ():
                 self._status("llm", line)
         return response
 
     async def _ask_streaming(self, request: ModelRequest) -> ModelResponse:
-        async for item in self.agent.model.stream(request):
-            if isinstance(item, TextDelta):
-                self.recorder.delta(self.agent.name, item.text)
-            elif isinstance(item, ResponseDone):
-                return item.response
-            elif isinstance(item, ReasoningDelta) and self.agent.status.reasoning:
-                self.recorder.reasoning_delta(self.agent.name, item.text)
-        raise ModelError("the model's stream ended without a response", provider=self.agent.model.provider)
+        model = self.agent.model
+        said: list[str] = []  # the answer's text so far, kept if a cancel cuts it off
+        try:
+            if type(model).stream is Model.stream:  # no stream of its own: its answer's deltas, without a generator
+                response = await model.request(request)
+                for delta in whole_answer_deltas(response):
+                    self._stream_delta(delta, said)
+                return response
+            done = None
+            async for item in model.stream(request):  # to its end: a generator left open is closed in a task
+                if isinstance(item, ResponseDone):
+                    done = done or item.response
+                elif done is None:
+                    self._stream_delta(item, said)
+        except asyncio.CancelledError:
+            self._keep_cut_off("".join(said))
+            raise
+        if done is None:
+            raise ModelError("the model's stream ended without a response", provider=model.provider)
+        return done
+
+    def _stream_delta(self, delta: TextDelta | ReasoningDelta, said: list[str]) -> None:
+        if isinstance(delta, TextDelta):
+            said.append(delta.text)
+            self.recorder.delta(self.agent.name, delta.text)
+        elif self.agent.status.reasoning:
+            self.recorder.reasoning_delta(self.agent.name, delta.text)
+
+    def _keep_cut_off(self, text: str) -> None:
+        """A cancel while the model streamed: what it said so far stays, an answer marked `cut_off`."""
+        if not text:
+            return
+        message = Message.from_valid_parts("assistant", [TextPart.from_valid(text)])
+        list.append(self.state.messages, message)
+        self.new_messages.append(message)
+        if self.agent.output_adapter is None:
+            self.output = text
+        if self.recorder.active:
+            self.recorder.add(Event.from_valid(self.agent.name, "message", list(message.parts), role="assistant",
+                                               metadata={"cut_off": True}))
 
     # -- one tool turn ---------------------------------------------------------------------
 
@@ -419,9 +466,9 @@ class Run:
         to_run = [c for c in calls if c.id not in decisions] if decisions else calls
         if self.recorder.active:  # each start is on record before the tool runs: at most once, even after a kill
             for call in to_run:
-                self._status("tool", partial(describe_call, call, inputs=self.agent.status.inputs),
-                             author=call.name, call_id=call.id, started=True, force=True)
-            await self.recorder.flush()
+                self.scope.call_started(call)
+            if self.recorder.store is not None:
+                await self.recorder.flush()
         self._started, ran = to_run, self._ran
         rest = self.runner.start(self.tools, to_run, ran)
         if rest is not None:  # some calls wait (I/O): those that could be answered at once were
@@ -568,8 +615,7 @@ class Run:
             self._unanswered.pop(result.call_id, None)
             self._append(Message.from_valid_parts("tool", [result]), author=result.name or "tool")
             if status:
-                self._status("tool", partial(describe_result, result, outputs=self.agent.status.outputs),
-                             author=result.name or "tool", call_id=result.call_id)
+                self.scope.call_answered(result)
 
     def _release_injections(self) -> None:
         if not self.buffer.messages:  # nearly always: no hook injected anything

@@ -21,10 +21,10 @@ from hookline.context import RunContext
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook
-from hookline.messages import TextPart, ToolCallPart
+from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.recorder import Recorder
 from hookline.state import State
-from hookline.status import LogCapture, current_capture, install_log_capture
+from hookline.status import LogCapture, current_capture, describe_call, describe_result, install_log_capture
 from hookline.types import StatusSource
 
 __all__ = ["RunScope"]
@@ -48,8 +48,8 @@ class RunScope:
     """
 
     __slots__ = (
-        "_loop", "_thread", "agent_name", "deps", "hook_logs", "model_logs", "on", "recorder", "state", "tool_logs",
-        "user",
+        "_inputs", "_loop", "_outputs", "_thread", "agent_name", "deps", "hook_logs", "model_logs", "on", "recorder",
+        "state", "tool_logs", "user",
     )
 
     def __init__(self, recorder: Recorder, state: State, agent_name: str, status: StatusOptions, deps: Any) -> None:
@@ -64,6 +64,7 @@ class RunScope:
         self.tool_logs = self.on["tool"] and status.tool_logs
         self.hook_logs = self.on["agent"] and status.hook_logs
         self.model_logs = self.on["llm"] and status.model_logs
+        self._inputs, self._outputs = status.inputs, status.outputs
         if self.hook_logs or self.model_logs:
             install_log_capture()  # tool logs: the tool runner installs it
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -82,16 +83,29 @@ class RunScope:
         """
         if self.on[source]:
             line = text if isinstance(text, str) else text()
-            self.recorder.add(Event.status(author or self.agent_name, source, line, **metadata))
+            self.recorder.add(Event.status_line(author or self.agent_name, source, line, metadata))
         elif force and self.recorder.store is not None:
             self.recorder.add(Event.marker(author or self.agent_name, **metadata))
 
+    def call_started(self, call: ToolCallPart) -> None:
+        """"running add(a=1, b=2)": on record before the call runs (a marker when tool status is off)."""
+        if self.on["tool"]:
+            line = describe_call(call, inputs=self._inputs)
+            self.recorder.add(Event.status_line(call.name, "tool", line, {"call_id": call.id, "started": True}))
+        elif self.recorder.store is not None:
+            self.recorder.add(Event.marker(call.name, call_id=call.id, started=True))
+
+    def call_answered(self, result: ToolResultPart) -> None:
+        """"add returned 3" (or "add failed: ..."), once the call's result is in the conversation."""
+        line = describe_result(result, outputs=self._outputs)
+        self.recorder.add(Event.status_line(result.name or "tool", "tool", line, {"call_id": result.call_id}))
+
     def add(self, event: Event) -> None:
-        """Record `event` with the run's next events, from any thread."""
+        """Record `event`, reported by user code, from any thread: streamed at once, stored at the next flush."""
         if self._loop is not None and threading.get_ident() != self._thread:
-            self._loop.call_soon_threadsafe(self.recorder.add, event)
+            self._loop.call_soon_threadsafe(self.recorder.add_now, event)
         else:
-            self.recorder.add(event)
+            self.recorder.add_now(event)
 
     # -- contexts --------------------------------------------------------------------------
 
@@ -165,7 +179,7 @@ class RunScope:
 
 def _status(author: str, source: StatusSource, text: str, metadata: dict[str, Any]) -> Event:
     # not Event.status(..., **metadata): a user's metadata key may be named like its parameters
-    return Event(author=author, kind="status", source=source, parts=[TextPart(text=text)], metadata=metadata)
+    return Event.status_line(author, source, text, metadata)
 
 
 def _line(record: logging.LogRecord) -> str:

@@ -57,9 +57,8 @@ def describe_call(call: ToolCallPart, *, inputs: bool) -> str:
     """`running add(a=1, b=2)`, or `running add` without inputs."""
     if not inputs:
         return f"running {call.name}"
-    if isinstance(call.arguments, str):
-        return f"running {call.name}({_short(call.arguments)})"
-    shown = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    arguments = call.arguments
+    shown = arguments if isinstance(arguments, str) else ", ".join([f"{k}={v!r}" for k, v in arguments.items()])
     return f"running {call.name}({_short(shown)})"
 
 

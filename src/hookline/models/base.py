@@ -34,6 +34,7 @@ __all__ = [
     "ResponseDone",
     "TextDelta",
     "ToolSpec",
+    "whole_answer_deltas",
 ]
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
@@ -228,6 +229,20 @@ ModelStreamEvent = TextDelta | ReasoningDelta | ResponseDone
 """What `Model.stream()` yields: text and reasoning deltas, then exactly one `ResponseDone`."""
 
 
+def whole_answer_deltas(response: ModelResponse) -> list[TextDelta | ReasoningDelta]:
+    """The deltas of an answer that came whole: one per reasoning part that shows text, then one holding the text.
+
+    What the default `Model.stream()` yields before its `ResponseDone`.
+    """
+    shown = [part.text for part in response.reasoning if part.text] if response.reasoning else ()
+    deltas: list[TextDelta | ReasoningDelta] = [
+        ReasoningDelta(f"\n\n{text}" if number else text) for number, text in enumerate(shown)
+    ]
+    if response.text:
+        deltas.append(TextDelta(response.text))
+    return deltas
+
+
 class Model(ABC):
     """A language model behind some provider. Subclass it to add a provider."""
 
@@ -247,11 +262,8 @@ class Model(ABC):
         holding the whole text.
         """
         response = await self.request(request)
-        shown = [part.text for part in response.reasoning if part.text] if response.reasoning else ()
-        for number, text in enumerate(shown):
-            yield ReasoningDelta(f"\n\n{text}" if number else text)
-        if response.text:
-            yield TextDelta(response.text)
+        for delta in whole_answer_deltas(response):
+            yield delta
         yield ResponseDone(response)
 
     async def aclose(self) -> None:  # noqa: B027 - optional to override: the default is a no-op
