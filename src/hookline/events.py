@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from hookline.messages import Message, Part, TextPart, without_validation
 from hookline.types import EventKind, Role, StatusSource, View
 
-__all__ = ["EVENTS_ADAPTER", "Event", "StatusOptions", "select_view"]
+__all__ = ["EVENTS_ADAPTER", "Event", "StatusOptions", "run_end", "select_view"]
 
 
 class Event(BaseModel):
@@ -150,6 +150,28 @@ def _text(text: str) -> TextPart:
 
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 """Encodes and decodes lists of events to and from JSON, losslessly."""
+
+
+_LEGACY_ENDS = frozenset(f"run {reason}" for reason in
+                         ("completed", "hook_exit", "interrupted", "max_turns", "cancelled", "failed"))
+"""The last lines of runs recorded before the end was recorded as data (read only for those logs)."""
+
+
+def run_end(event: Event) -> str | None:
+    """How the run whose last event this is ended ("completed", "cancelled", "failed", ...); None for any other event.
+
+    A run's last status line (or, with agent status off, marker) carries it as
+    `metadata["run_end"]`: a stop reason, or "failed".
+    """
+    if event.kind not in ("status", "marker"):
+        return None
+    ended = event.metadata.get("run_end")
+    if isinstance(ended, str):
+        return ended
+    if event.kind == "status" and event.source == "agent" and "run_end" not in event.metadata:
+        text = event.text
+        return text.removeprefix("run ") if text in _LEGACY_ENDS else None
+    return None
 
 
 def select_view(events: Iterable[Event], view: View) -> list[Event]:

@@ -251,9 +251,9 @@ class Run:
         error = error or self._state_error
         ended = self.stop_reason if error is None or self.stop_reason == "cancelled" else "failed"
         if ended == "failed" and error is not None:  # the reason stays on record, status on or off
-            self._status("agent", "run failed", force=True, error=error_summary(error))
-        else:
-            self._status("agent", f"run {ended}")
+            self._status("agent", "run failed", force=True, run_end="failed", error=error_summary(error))
+        else:  # how it ended stays on record as data (a marker with agent status off)
+            self._status("agent", f"run {ended}", force=True, run_end=ended)
         try:  # the last events and the state, in one write where the store can
             if self.session is not None:
                 await self.recorder.flush(state=self.state.data if saving else None)

@@ -4,7 +4,7 @@ On Python 3.11, `asyncio.wait_for` returns the awaited result when its caller is
 in the loop step where that result arrives, and the cancellation is lost. Each test here
 brings that step about (it completes the awaited thing and cancels the waiter with no
 await between) and checks that the waiter stops, and that what it guarded does not happen:
-an SSE stream whose client left writes no more frames; a feed whose last reader left
+an SSE stream whose client left writes no more frames; a watcher whose last reader left
 reads the log no more.
 """
 
@@ -15,9 +15,11 @@ import asyncio
 import pytest
 
 from hookline import Event
-from hookline.server.relay import Feed, Relay
-from hookline.server.runs import RunChannel, RunManager
+from hookline.server.hub import SessionHub
+from hookline.server.relay import Relay
+from hookline.server.runs import RunManager
 from hookline.server.sse import subscription_frames
+from hookline.server.watcher import LogWatcher
 from hookline.sessions import InMemorySessionStore
 from waiting import DEADLINE, assert_cancelled, await_until
 
@@ -29,8 +31,9 @@ def say(text: str) -> Event:
 
 
 async def test_an_sse_stream_cancelled_as_an_event_comes_writes_it_not_and_leaves_the_run() -> None:
-    channel = RunChannel("s")
-    subscription = channel.subscribe()
+    hub = SessionHub("s", limit=100, on_idle=lambda hub: None)
+    hub.run_started()
+    subscription = hub.subscribe()
     frames = subscription_frames(subscription, keepalive=DEADLINE)
 
     async def next_frame() -> bytes:
@@ -38,30 +41,33 @@ async def test_an_sse_stream_cancelled_as_an_event_comes_writes_it_not_and_leave
 
     reading = asyncio.create_task(next_frame())
     await await_until(lambda: subscription._wake._waiters, "the stream waits for the run's next event")
-    channel.publish(say("thinking"))
+    hub.publish(say("thinking"))
     reading.cancel()  # in the same step: the stream's client left, or the server stops
     await assert_cancelled(reading)
-    assert not channel._subscribers, "the cancelled stream still reads the run"
+    assert not hub.readers, "the cancelled stream still reads the run"
     with pytest.raises(StopAsyncIteration):
         await anext(frames)
 
 
-async def test_a_feed_whose_last_reader_leaves_as_an_append_is_announced_reads_the_log_no_more() -> None:
+async def test_a_watcher_whose_last_reader_leaves_as_an_append_is_announced_reads_the_log_no_more() -> None:
     store = InMemorySessionStore()
-    relay = Relay(store, RunManager())
+    runs = RunManager()
+    relay = Relay(store, runs)
     await store.create(session_id="s")
-    async with store.run_lock("s"):  # a run holds the session (another process's, for all the feed knows)
-        feed = Feed("s", relay, limit=100, idle=DEADLINE)
+    async with store.run_lock("s"):  # a run holds the session (another process's, for all the watcher knows)
+        hub = runs.hub("s")
+        hub.run_started()
+        reader = hub.subscribe()
+        watcher = LogWatcher(hub, read=relay.read, run_active=relay.run_active, running_here=lambda _: False,
+                             idle=DEADLINE, poll=None, on_stop=lambda _: None)
         try:
-            reader = feed.subscribe()
-            feed.arm(0)
-            await await_until(lambda: feed._wake._waiters, "the feed waits for news of the run")
+            await await_until(lambda: watcher._wake._waiters, "the watcher waits for news of the run")
             appended = await store.append_event("s", say("thinking"))
             assert appended.seq is not None
-            feed.announced(appended.seq)
-            reader.close()  # in the same step: its last reader left, so the feed stops
-            await await_until(lambda: feed._task.done() or feed.cursor > 0, "the feed stops, or reads on")
-            assert feed.cursor == 0, "the stopped feed read the log again"
-            await assert_cancelled(feed._task)
+            watcher.announced(appended.seq)
+            reader.close()  # in the same step: its last reader left, so the watcher stops
+            await await_until(lambda: watcher._task.done() or watcher.cursor > 0, "the watcher stops, or reads on")
+            assert watcher.cursor == 0, "the stopped watcher read the log again"
+            assert watcher._task.done()
         finally:
-            feed.stop()
+            watcher.stop()

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from hookline import Agent, Event, TextPart
-from hookline.server.runs import RunChannel
+from hookline.server.hub import SessionHub
 from hookline.sessions import SessionStore
 
 from .agent import WordStreamingModel, add, script
@@ -53,22 +53,28 @@ def _event(seq: int) -> Event:
     return Event(author="a", kind="status", source="agent", parts=[TextPart(text=str(seq))], seq=seq)
 
 
+def _running_hub(limit: int = 100) -> SessionHub:
+    hub = SessionHub("s", limit=limit, on_idle=lambda hub: None)
+    hub.run_started()
+    return hub
+
+
 async def test_a_reader_too_far_behind_is_cut_off_not_buffered_forever() -> None:
-    channel = RunChannel("s", limit=3)
-    slow, fast = channel.subscribe(), channel.subscribe()
+    hub = _running_hub(limit=3)
+    slow, fast = hub.subscribe(), hub.subscribe()
     for seq in range(1, 6):
-        channel.publish(_event(seq))
+        hub.publish(_event(seq))
         got = await fast.get(1)
         assert got is not None
         assert got.seq == seq
     assert slow.lagged
     assert [(await slow.get(1)).seq for _ in range(3)] == [1, 2, 3]  # type: ignore[union-attr]
     assert await slow.get(1) is None, "its stream ends; the client reconnects with Last-Event-ID"
-    channel.finish()
+    hub.run_ended()
     assert await fast.get(1) is None
 
 
 async def test_a_subscription_after_the_end_is_closed_at_once() -> None:
-    channel = RunChannel("s")
-    channel.finish()
-    assert await channel.subscribe().get(1) is None
+    hub = _running_hub()
+    hub.run_ended()
+    assert await hub.subscribe().get(1) is None

@@ -1,9 +1,10 @@
 """`create_app`: the FastAPI application of a hookline agent (wiring only).
 
 The pieces live beside it: `routes` (the API and the page), `auth` (tokens to users),
-`limits` (the body limit), `runs` (runs that outlive requests), `deps` (each run's deps,
-built from its request), `relay` (runs of other processes sharing a PostgreSQL store: live
-streams and cancel), `sse` (the stream encoder),
+`limits` (the body limit), `runs` (runs that outlive requests), `hub` (a session's live
+events and their readers), `deps` (each run's deps, built from its request), `relay` (runs
+of other processes sharing the store: `watcher` follows their logs, `live_bus` carries their
+live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files) and `inspect_routes` (the
 inspector's routes: titles, timelines, model calls, forks).
@@ -44,6 +45,7 @@ def create_app(
     cors_origins: list[str] | None = None,
     shutdown_grace: float = 10.0,
     deps: DepsFactory | None = None,
+    keepalive: float = 15.0,
 ) -> FastAPI:
     """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
 
@@ -64,6 +66,8 @@ def create_app(
         deps: Builds the deps of each run and resume: `deps(context)` (sync or async) gets a
             `DepsContext` (`user`, `session_id`, `request`, `action`) and returns them
             (see `hookline.server.deps`). Needed when the agent has a `deps_type`.
+        keepalive: Seconds an event stream may stay silent before it sends a keepalive comment
+            (`: keepalive`), so that proxies keep it open.
 
     Raises:
         ConfigError: The agent has a `deps_type` and no `deps` factory is given.
@@ -72,7 +76,8 @@ def create_app(
     factory = checked_deps_factory(agent, deps)
     runs = RunManager(grace=shutdown_grace)
     store = store or agent.session_store
-    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs), deps=factory)
+    context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs), deps=factory,
+                            keepalive=keepalive)
     app = FastAPI(
         title="hookline",
         version=__version__,

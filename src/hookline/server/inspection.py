@@ -22,11 +22,10 @@ from datetime import datetime, timedelta
 from hookline.agent import Agent
 from hookline.conversation import user_actions_as_text
 from hookline.errors import ConfigError
-from hookline.events import Event
+from hookline.events import Event, run_end
 from hookline.messages import Message, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, RunTimeline, Span
-from hookline.server.relay import ends_run
 
 __all__ = ["CallEvents", "model_calls", "rebuild_call", "runs_of", "title_of", "when"]
 
@@ -111,7 +110,7 @@ def model_calls(events: Sequence[Event]) -> list[CallEvents]:
                 calls.append(current)
             current.message = event
             current = None
-        elif event.kind == "message" or ends_run(event):
+        elif event.kind == "message" or run_end(event) is not None:
             current = None
     return calls
 
@@ -133,7 +132,7 @@ def _split_runs(events: Sequence[Event]) -> list[_Run]:
         if event.partial:
             continue
         current.events.append(event)
-        if ends_run(event):
+        if run_end(event) is not None:
             current.end = event
             current.error = _failure(event)
             runs.append(current)
@@ -160,7 +159,7 @@ def runs_of(events: Sequence[Event]) -> list[RunTimeline]:
             first_seq=first.seq or 0, last_seq=last.seq or 0,
             title=title_of([prompt]) if prompt is not None else "resumed",
             started_at=when(first), ended_at=when(run.end) if run.end else None,
-            outcome=run.end.text.removeprefix("run ") if run.end else None, error=run.error,
+            outcome=run_end(run.end) if run.end else None, error=run.error,
             tokens=sum(s.tokens or 0 for s in spans), spans=spans,
         ))
     return timelines

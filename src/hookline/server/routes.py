@@ -39,7 +39,7 @@ from hookline.server.auth import current_user
 from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
-from hookline.server.relay import Feed, Relay
+from hookline.server.relay import Relay
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
 from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
@@ -66,6 +66,8 @@ class ServerContext:
     relay: Relay
     deps: DepsFactory | None = None
     """Builds each run's deps from its request (`create_app(deps=...)`); None: runs get none."""
+    keepalive: float = 15.0
+    """Seconds an event stream may stay silent before it sends a keepalive comment."""
 
 
 def _context(request: Request) -> ServerContext:
@@ -129,6 +131,7 @@ async def delete_session(context: Ctx, user: User, session_id: SessionId) -> Res
         await context.store.delete(session_id, user=user)
     except SessionBusy as exc:
         raise SessionBusy(session_id, _RUN_GOING_ON) from exc
+    context.relay.session_deleted(session_id)
     return Response(status_code=204)
 
 
@@ -148,7 +151,8 @@ async def list_events(
 
 @api.get(
     "/sessions/{session_id}/events/stream",
-    responses={200: {"description": "SSE: stored events after Last-Event-ID, then live ones until the run ends",
+    responses={200: {"description": "SSE: stored events after Last-Event-ID, then live ones until the run ends "
+                                    "(with `follow=true`: across runs, until the client leaves)",
                      "content": _EVENT_STREAM}, **_errors(401, 404, 422)},
 )
 async def stream_events(
@@ -157,25 +161,31 @@ async def stream_events(
     session_id: SessionId,
     after_seq: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
     last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_SEQ)] = None,
+    follow: bool = False,
 ) -> Response:
-    """Every stored event after `Last-Event-ID` (or `after_seq`), then live ones until the current run ends."""
+    """Every stored event after `Last-Event-ID` (or `after_seq`), the live ones not stored yet, then what comes.
+
+    Without `follow`, the stream ends with the run going on (at once when none does); with
+    `follow=true` it stays open across runs, whoever starts them, in any process sharing the
+    store, until the client leaves, the session is deleted or the server stops.
+    """
     await _owned(context, session_id, user)
     after = last_event_id if last_event_id is not None else after_seq
-    # This process's own run (deltas included), else the run wherever it goes on (read
-    # from the log; PostgreSQL only), else none.
-    channel: RunChannel | None = context.runs.get(session_id) or context.relay.follow(session_id)
-    # Subscribe before reading the log: an event is stored before it is published, so
-    # each one is in the log, in the subscription, or in both (repeats are dropped by seq).
-    subscription = channel.subscribe() if channel is not None else None
+    hub, here = context.runs.hub(session_id), context.runs.get(session_id) is not None
+    if not follow and not here and await context.relay.run_active(session_id):  # a run in another process
+        hub.run_started()
+    # Subscribe before reading the log: an event is stored before its stored copy is
+    # published, so each one is in the log, in the subscription, or in both (repeats are
+    # dropped by seq); a reader bound to a run that is over is closed at once.
+    subscription = hub.subscribe(follow=follow)
     try:
         stored = await context.store.events(session_id, view="all", after_seq=after)
     except BaseException:
-        if subscription is not None:
-            subscription.close()
+        subscription.close()
         raise
-    if isinstance(channel, Feed):
-        channel.arm(max((e.seq for e in stored if e.seq is not None and not e.partial), default=after))
-    return sse_response(replay(stored, subscription, after_seq=after))
+    if not subscription.closed and context.runs.get(session_id) is None:
+        context.relay.watch(hub, stored)
+    return sse_response(replay(stored, subscription, after_seq=after, keepalive=context.keepalive))
 
 
 @api.post("/sessions/{session_id}/cancel", status_code=202, response_model=CancelAccepted,
@@ -254,19 +264,19 @@ def _invalid_approvals(exc: ConfigError) -> Response:
 async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:
     channel = context.runs.start(session_id, run)
     if wants_sse(request):
-        return await _stream_run(channel)
+        return await _stream_run(channel, context.keepalive)
     return json_response(without_stored_bytes(await channel.outcome()))
 
 
-async def _stream_run(channel: RunChannel) -> Response:
+async def _stream_run(channel: RunChannel, keepalive: float) -> Response:
     """The run's events as SSE (a run that failed before it wrote anything: a plain HTTP error)."""
-    subscription = channel.subscribe()
+    subscription = channel.hub.subscribe()
     await channel.started()
     if channel.published == 0 and channel.error is not None:
         # It failed before writing anything (e.g. busy in another process): a plain HTTP error.
         subscription.close()
         raise channel.error
-    return sse_response(subscription_frames(subscription))
+    return sse_response(subscription_frames(subscription, keepalive=keepalive))
 
 
 @public.get("/healthz", response_model=Health)

@@ -1,22 +1,18 @@
-"""Runs that outlive their requests, and the fan-out of their events to SSE clients.
+"""Runs that outlive their requests, and the hubs that hand their events to SSE clients.
 
 A run started over HTTP runs in a task of the server, not of the request: a client that
-disconnects leaves it running and recording. Its events go through a `RunChannel`, which
-hands each one to every `Subscription` (one per SSE response). The loop stores an event
-before it publishes it, so a client that joins late (a reconnect with `Last-Event-ID`)
-subscribes first and reads the store's log second: every event is in one or the other,
-and the overlap is dropped by `seq`.
-
-A subscriber that falls `limit` events behind is cut off rather than buffered without
-bound; its stream ends and the client reconnects with `Last-Event-ID`, catching up from
-the store.
+disconnects leaves it running and recording. Its events go through its session's
+`SessionHub` (`hub.py`), which hands each one to every `Subscription` (one per SSE
+response): live ones as they are made, stored ones once on record. The loop stores an
+event before it publishes the stored copy, so a client that joins late (a reconnect with
+`Last-Event-ID`) subscribes first and reads the store's log second: every event is in one
+or the other, and the overlap is dropped by `seq`. A `RunChannel` holds one run's outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from hookline.agent import Agent, PromptRequest, RunResult
@@ -26,68 +22,26 @@ from hookline.messages import DocumentPart, Message
 from hookline.resume import Approval
 from hookline.server.audit import approval_audit
 from hookline.server.errors import error_body
+from hookline.server.hub import SessionHub
 from hookline.sessions import SessionStore
 
-__all__ = ["RunChannel", "RunManager", "Subscription", "prompt_request", "resume_request"]
+__all__ = ["RunChannel", "RunManager", "failure_event", "prompt_request", "resume_request"]
 
 logger = logging.getLogger("hookline.server")
 
 _RETRY_CANCEL = 0.005  # seconds between tries to cancel a run that has not begun yet
 
 
-class Subscription:
-    """One reader of a run's events, in order; ends when the run does (or when it lags)."""
-
-    def __init__(self, channel: RunChannel, limit: int) -> None:
-        self._channel = channel
-        self._limit = limit
-        self._items: deque[Event] = deque()
-        self._wake = asyncio.Event()
-        self._closed = False
-        self.lagged = False
-        """True when this reader fell `limit` events behind and was cut off."""
-
-    def push(self, event: Event) -> None:
-        """Queue `event` for this reader (cut it off if it is too far behind)."""
-        if self._closed:
-            return
-        if len(self._items) >= self._limit:
-            self.lagged = True
-            self.close()
-            return
-        self._items.append(event)
-        self._wake.set()
-
-    def close(self) -> None:
-        """End this subscription: `get` answers what is queued, then None."""
-        self._closed = True
-        self._channel.unsubscribe(self)
-        self._wake.set()
-
-    async def get(self, timeout: float | None = None) -> Event | None:
-        """Return the next event, or None at the end; `TimeoutError` if none came within `timeout` s."""
-        while not self._items:
-            if self._closed:
-                return None
-            self._wake.clear()
-            # Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation that lands as
-            # an event comes, and a stream whose client left would write it and go on.
-            async with asyncio.timeout(timeout):
-                await self._wake.wait()
-        return self._items.popleft()
-
-
 class RunChannel:
-    """The events of one run, handed to every subscriber, and the run's outcome."""
+    """One run of this process: its session's hub, how many events it published, and its outcome."""
 
-    def __init__(self, session_id: str, *, limit: int = 10_000) -> None:
-        self.session_id = session_id
+    def __init__(self, hub: SessionHub) -> None:
+        self.hub = hub
+        self.session_id = hub.session_id
         self.published = 0
-        """How many events were published so far."""
+        """How many events the run published so far."""
         self.result: RunResult | None = None
         self.error: BaseException | None = None
-        self._limit = limit
-        self._subscribers: set[Subscription] = set()
         self._started = asyncio.Event()
         self._finished = asyncio.Event()
 
@@ -96,33 +50,18 @@ class RunChannel:
         """Whether the run has ended."""
         return self._finished.is_set()
 
-    def subscribe(self) -> Subscription:
-        """Return a reader of every event published from now on (closed at once if the run ended)."""
-        subscription = Subscription(self, self._limit)
-        if self.finished:
-            subscription.close()
-        else:
-            self._subscribers.add(subscription)
-        return subscription
-
-    def unsubscribe(self, subscription: Subscription) -> None:
-        """Stop handing events to `subscription`."""
-        self._subscribers.discard(subscription)
-
     def publish(self, event: Event) -> None:
-        """Hand `event` to every subscriber."""
+        """Hand `event` to the session's readers."""
         self.published += 1
-        for subscription in list(self._subscribers):
-            subscription.push(event)
+        self.hub.publish(event)
         self._started.set()
 
     def finish(self, result: RunResult | None = None, error: BaseException | None = None) -> None:
-        """Record the outcome and end every subscription."""
+        """Record the outcome; the readers bound to the run end."""
         self.result, self.error = result, error
         self._finished.set()
         self._started.set()
-        for subscription in list(self._subscribers):
-            subscription.close()
+        self.hub.run_ended()
 
     async def started(self) -> None:
         """Wait until the first event is published or the run has ended."""
@@ -149,11 +88,14 @@ class RunManager:
 
     def __init__(self, *, subscriber_limit: int = 10_000, grace: float = 10.0) -> None:
         self._active: dict[str, RunChannel] = {}
+        self._hubs: dict[str, SessionHub] = {}
         self._requests: dict[str, PromptRequest] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._limit = subscriber_limit
         self._grace = grace
         self._cancelling: set[str] = set()
+        self._on_start: list[Callable[[str], None]] = []
+        self._on_idle: list[Callable[[SessionHub], None]] = []
         self._on_finish: list[Callable[[str], None]] = []
         self._on_close: list[Callable[[], None]] = []
 
@@ -165,6 +107,37 @@ class RunManager:
     def get(self, session_id: str) -> RunChannel | None:
         """Return the channel of the run going on in `session_id`, if any."""
         return self._active.get(session_id)
+
+    def hub(self, session_id: str) -> SessionHub:
+        """The hub of `session_id` in this process (a new one if nothing reads it and no run goes on)."""
+        hub = self._hubs.get(session_id)
+        if hub is None:
+            hub = self._hubs[session_id] = SessionHub(session_id, limit=self._limit, on_idle=self._forget)
+        return hub
+
+    def known_hub(self, session_id: str) -> SessionHub | None:
+        """The hub of `session_id` if one exists (a run goes on, or someone reads it)."""
+        return self._hubs.get(session_id)
+
+    def when_idle(self, callback: Callable[[SessionHub], None]) -> None:
+        """Call `callback(hub)` each time a hub is forgotten (no run goes on in its session, nobody reads it)."""
+        self._on_idle.append(callback)
+
+    def _forget(self, hub: SessionHub) -> None:
+        if self._hubs.get(hub.session_id) is hub:
+            del self._hubs[hub.session_id]
+        for callback in self._on_idle:
+            callback(hub)
+
+    def close_session(self, session_id: str) -> None:
+        """The session is gone: its readers' streams end."""
+        hub = self._hubs.get(session_id)
+        if hub is not None:
+            hub.close()
+
+    def when_started(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(session_id)` each time a run of this process starts (before its first event)."""
+        self._on_start.append(callback)
 
     def when_finished(self, callback: Callable[[str], None]) -> None:
         """Call `callback(session_id)` each time a run of this process has ended (its run lock released)."""
@@ -197,18 +170,22 @@ class RunManager:
         """Stream `request` in a task of its own; `SessionBusy` if this session already runs here."""
         if session_id in self._active:
             raise SessionBusy(session_id, "a run on this server is writing to it")
-        channel = self._active[session_id] = RunChannel(session_id, limit=self._limit)
+        hub = self.hub(session_id)
+        hub.run_started()
+        channel = self._active[session_id] = RunChannel(hub)
         self._requests[session_id] = request
         task = asyncio.create_task(self._drive(channel, request), name=f"hookline-run-{session_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        for callback in self._on_start:
+            callback(session_id)
         return channel
 
     async def _drive(self, channel: RunChannel, request: PromptRequest) -> None:
         result: RunResult | None = None
         error: BaseException | None = None
         try:
-            async for event in request.stream():
+            async for event in request.stream(stored_copies=True):
                 channel.publish(event)
             result = request.result
         except MaxTurnsExceeded as exc:
@@ -237,6 +214,8 @@ class RunManager:
         """
         for callback in self._on_close:
             callback()
+        for hub in list(self._hubs.values()):  # followers end now; readers of a run end with it
+            hub.close_followers()
         if not self._tasks:
             return
         _, pending = await asyncio.wait(set(self._tasks), timeout=self._grace)

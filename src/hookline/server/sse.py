@@ -1,24 +1,36 @@
-"""Server-sent events: one encoder, and the streams a run's readers get.
+"""Server-sent events: one encoder, and the streams a session's readers get.
 
-Every frame comes from `encode_event`: `id:` is the event's `seq` (left out for deltas,
-which are never stored), `event:` its kind, and `data:` its JSON from `model_dump_json()`,
-which is one line, so one `data:` line per frame. A client that loses the connection
-sends the last `id:` it saw as `Last-Event-ID` and misses nothing. Markers (the loop's own
-bookkeeping, e.g. that a tool call started) are never sent.
+Every frame comes from `encode_event` or `encode_stored`:
+
+- a stored event: `id:` its `seq`, `event:` its kind, `data:` its JSON (`model_dump_json()`,
+  one line, so one `data:` line per frame);
+- a live event, not stored yet: the same without `id:` (text deltas, which are never
+  stored; and what user code reports while it runs, which is: its JSON holds the `id` it
+  keeps);
+- `event: stored`: a live event the client got is now on record: `id:` its `seq`, `data:`
+  `{"id": ..., "seq": ...}`. It moves the client's position (a browser's `EventSource`
+  keeps it as `lastEventId`) without sending the event again.
+
+Each event comes once. A client that loses the connection sends the last `id:` it saw as
+`Last-Event-ID`; it then drops what it holds without a `seq` (live events, deltas) and gets
+every stored event after that id, then the live ones not stored yet (the deltas of the
+answer going on, from its first), then the rest as it comes. Markers (the loop's own
+bookkeeping) and partial events are never sent.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterable
 
 from fastapi import Request
 from starlette.responses import StreamingResponse
 
 from hookline.events import Event
+from hookline.server.hub import Subscription, covers_deltas
 from hookline.server.media import event_without_stored_bytes
-from hookline.server.runs import Subscription
 
-__all__ = ["KEEPALIVE", "encode_event", "replay", "sse_response", "subscription_frames", "wants_sse"]
+__all__ = ["KEEPALIVE", "encode_event", "encode_stored", "replay", "sse_response", "subscription_frames", "wants_sse"]
 
 KEEPALIVE = b": keepalive\n\n"
 """A comment frame sent when nothing else was for a while, so proxies keep the stream open."""
@@ -36,6 +48,12 @@ def encode_event(event: Event) -> bytes:
     return f"{head}event: {event.kind}\ndata: {event.model_dump_json()}\n\n".encode()
 
 
+def encode_stored(event: Event) -> bytes:
+    """The frame saying that a live event the client has is now stored: `id:` its seq, `data:` its id and seq."""
+    data = json.dumps({"id": event.id, "seq": event.seq})
+    return f"id: {event.seq}\nevent: stored\ndata: {data}\n\n".encode()
+
+
 def wants_sse(request: Request) -> bool:
     """Whether the client's `Accept` header asks for `text/event-stream` (with a non-zero q)."""
     for item in request.headers.get("accept", "").split(","):
@@ -45,11 +63,42 @@ def wants_sse(request: Request) -> bool:
     return False
 
 
+class _Position:
+    """Where one client is: the last stored seq it got, and the live events it got that are not stored yet."""
+
+    __slots__ = ("last", "live")
+
+    def __init__(self, after_seq: int) -> None:
+        self.last = after_seq
+        self.live: set[str] = set()
+
+    def frame(self, event: Event) -> bytes | None:
+        """The frame of `event` for this client, or None when it has it already."""
+        if event.partial or event.kind == "marker":
+            return None
+        seq = event.seq
+        if seq is None:
+            if event.id is not None:
+                self.live.add(event.id)
+            return encode_event(event)
+        if seq <= self.last:
+            return None
+        self.last = seq
+        if event.id in self.live:
+            self.live.discard(event.id)
+            return encode_stored(event)
+        return encode_event(event)
+
+
 async def subscription_frames(
     subscription: Subscription, *, after_seq: int = 0, keepalive: float = 15.0
 ) -> AsyncIterator[bytes]:
-    """Yield the frames of a subscription's events until the run ends (stored ones after `after_seq`)."""
-    last = after_seq
+    """Yield the frames of a subscription's events until it ends (stored ones after `after_seq`)."""
+    async for frame in _frames(subscription, _Position(after_seq), keepalive):
+        yield frame
+
+
+async def _frames(subscription: Subscription, position: _Position, keepalive: float) -> AsyncIterator[bytes]:
     try:
         while True:
             try:
@@ -59,13 +108,9 @@ async def subscription_frames(
                 continue
             if event is None:
                 return
-            if event.kind == "marker":
-                continue
-            if event.seq is not None:
-                if event.seq <= last:
-                    continue
-                last = event.seq
-            yield encode_event(event)
+            frame = position.frame(event)
+            if frame is not None:
+                yield frame
     finally:
         subscription.close()
 
@@ -73,21 +118,33 @@ async def subscription_frames(
 async def replay(
     stored: Iterable[Event], subscription: Subscription | None, *, after_seq: int = 0, keepalive: float = 15.0
 ) -> AsyncIterator[bytes]:
-    """Yield the frames of stored events (partial ones and markers left out), then of live ones without repeats."""
-    last = after_seq
+    """Yield the frames of stored events, then of the live tail they do not cover, then of what comes."""
+    position = _Position(after_seq)
     try:
+        stored = list(stored)
         for event in stored:
-            if event.partial or event.kind == "marker" or event.seq is None or event.seq <= last:
-                continue
-            last = event.seq
-            yield encode_event(event)
+            if event.seq is not None and not event.partial and event.kind != "marker" and event.seq > position.last:
+                position.last = event.seq
+                yield encode_event(event)
+        tail = _uncovered(subscription, stored) if subscription is not None else []
+        for event in tail:
+            frame = position.frame(event)
+            if frame is not None:
+                yield frame
     except BaseException:
         if subscription is not None:
             subscription.close()
         raise
     if subscription is not None:
-        async for frame in subscription_frames(subscription, after_seq=last, keepalive=keepalive):
+        async for frame in _frames(subscription, position, keepalive):
             yield frame
+
+
+def _uncovered(subscription: Subscription, stored: list[Event]) -> list[Event]:
+    """The live events a late reader starts from, but those the log it read already holds."""
+    ids = {e.id for e in stored}
+    answered = any(covers_deltas(e) and (e.seq or 0) > subscription.tail_after for e in stored)
+    return [e for e in subscription.tail if e.id not in ids and not (answered and e.kind == "delta")]
 
 
 def sse_response(frames: AsyncIterator[bytes]) -> StreamingResponse:

@@ -1,9 +1,12 @@
 """The bus between processes sharing a PostgreSQL store: one LISTEN connection per process.
 
 `PostgresSessionStore.append_events` announces every append on `hookline_events` at its
-commit (payload `"<last seq>:<session id>"`). A `Notifier` listens to that channel and to
+commit (payload `"<last seq>:<session id>"`). A `Notifier` listens to that channel, to
 `hookline_control`, where processes tell each other `"<verb> <session id>"` (a cancel
-request, its acknowledgement, a run's end), and hands what it hears to callbacks.
+request, its acknowledgement, a run's end, a wish to follow a session), and to
+`hookline_live`, where a process running a session sends what it streams before it is
+stored (the session's id, a newline, then the text: see `hookline.server.live_bus`); it
+hands what it hears to callbacks.
 
 It is a hint, never the data: a reader woken by a notification reads the log, so a lost
 notification (a dropped connection, a process starting) costs latency, never an event.
@@ -30,12 +33,16 @@ import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type informat
 from hookline.errors import StoreError
 from hookline.sessions.postgres import EVENTS_CHANNEL
 
-__all__ = ["CONTROL_CHANNEL", "EVENTS_CHANNEL", "Notifier"]
+__all__ = ["CONTROL_CHANNEL", "EVENTS_CHANNEL", "LIVE_CHANNEL", "MAX_PAYLOAD", "Notifier"]
 
 CONTROL_CHANNEL = "hookline_control"
 """The NOTIFY channel of requests between processes: `"<verb> <session id>"`."""
 
-_MAX_PAYLOAD = 7_900  # bytes; PostgreSQL refuses a payload of 8000 or more
+LIVE_CHANNEL = "hookline_live"
+"""The NOTIFY channel of live events between processes: the session's id, a newline, the text."""
+
+MAX_PAYLOAD = 7_900
+"""The longest payload sent, in bytes: PostgreSQL refuses one of 8000 or more."""
 _SETTINGS = {"application_name": "hookline-listen"}
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.1, 5.0
 _TIMEOUT = 5.0
@@ -55,6 +62,10 @@ def _ignore() -> None:
     """The default `on_reconnect`: nothing to redo."""
 
 
+def _ignore_live(session_id: str, text: str) -> None:
+    """The default `on_live`: nothing listens."""
+
+
 class Notifier:
     """One process's LISTEN connection to a PostgreSQL store's database, and its NOTIFY sender.
 
@@ -65,8 +76,8 @@ class Notifier:
 
     Callbacks run on the event loop, one at a time, and must not block:
     `on_event(session_id, seq)` for an append, `on_control(verb, session_id)` for a
-    request of another process (or of this one), `on_reconnect()` once the connection is
-    back after a loss.
+    request of another process (or of this one), `on_live(session_id, text)` for live
+    events, `on_reconnect()` once the connection is back after a loss.
     """
 
     def __init__(self, dsn: str, *, where: str, ping_every: float = 10.0) -> None:
@@ -74,6 +85,7 @@ class Notifier:
         self.on_event: Callable[[str, int], None] = _ignore_event
         self.on_control: Callable[[str, str], None] = _ignore_control
         self.on_reconnect: Callable[[], None] = _ignore
+        self.on_live: Callable[[str, str], None] = _ignore_live
         self._dsn = dsn
         self._ping_every = ping_every
         self._conn: Any = None
@@ -109,7 +121,7 @@ class Notifier:
 
         """
         payload = f"{verb} {session_id}"
-        if len(payload.encode("utf-8", "replace")) > _MAX_PAYLOAD:
+        if len(payload.encode("utf-8", "replace")) > MAX_PAYLOAD:
             raise ValueError(f"a session id of {len(session_id)} characters is too long for a notification")
         if not await self.wait_connected(timeout):
             raise StoreError(f"not listening to PostgreSQL database {self.where}: the connection is down",
@@ -117,6 +129,28 @@ class Notifier:
         try:
             async with self._sending:
                 await self._conn.execute("SELECT pg_notify($1, $2)", CONTROL_CHANNEL, payload, timeout=timeout)
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise StoreError(f"cannot notify PostgreSQL database {self.where} ({type(exc).__name__})",
+                             where=self.where) from None
+
+    async def send_live(self, payloads: list[tuple[str, str]], *, timeout: float = 1.0) -> None:
+        """Send `(session id, text)` payloads on the live channel, in order, in one round trip.
+
+        Raises:
+            StoreError: The connection is not up within `timeout` s, or the NOTIFY failed.
+            ValueError: A payload is too long for a notification.
+
+        """
+        texts = [f"{session_id}\n{text}" for session_id, text in payloads]
+        if any(len(t.encode("utf-8", "replace")) > MAX_PAYLOAD for t in texts):
+            raise ValueError(f"a live payload is longer than {MAX_PAYLOAD} bytes")
+        if not await self.wait_connected(timeout):
+            raise StoreError(f"not listening to PostgreSQL database {self.where}: the connection is down",
+                             where=self.where)
+        try:
+            async with self._sending:
+                await self._conn.executemany("SELECT pg_notify($1, $2)", [(LIVE_CHANNEL, t) for t in texts],
+                                             timeout=timeout)
         except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise StoreError(f"cannot notify PostgreSQL database {self.where} ({type(exc).__name__})",
                              where=self.where) from None
@@ -161,6 +195,7 @@ class Notifier:
             conn = await asyncpg.connect(self._dsn, server_settings=_SETTINGS, timeout=_TIMEOUT)
             await conn.add_listener(EVENTS_CHANNEL, self._heard_event)
             await conn.add_listener(CONTROL_CHANNEL, self._heard_control)
+            await conn.add_listener(LIVE_CHANNEL, self._heard_live)
         except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
             logger.warning("cannot LISTEN on PostgreSQL database %s (%s); trying again", self.where,
                            type(exc).__name__)
@@ -197,6 +232,11 @@ class Notifier:
         verb, _, session_id = payload.partition(" ")
         if session_id:
             self._call(self.on_control, verb, session_id)
+
+    def _heard_live(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        session_id, _, text = payload.partition("\n")
+        if text:
+            self._call(self.on_live, session_id, text)
 
     @staticmethod
     def _call(callback: Callable[[str, Any], None], first: str, second: Any) -> None:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hookline.errors import SessionExists, SessionNotFound
+from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.types import View
 
@@ -79,7 +79,8 @@ class SessionStore(ABC):
 
     `open_for_run` (a run's first read) and `append_and_save_state` (its last write) are
     optional: their defaults call the abstract methods, and a backend overrides them only
-    to do each in one transaction.
+    to do each in one transaction. So is `run_active`, which a backend overrides to tell
+    whether a run holds a session without taking its lock.
     """
 
     @abstractmethod
@@ -181,6 +182,18 @@ class SessionStore(ABC):
     @abstractmethod
     def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
         """Hold the session for one run; wait up to `timeout` s, then raise `SessionBusy`."""
+
+    async def run_active(self, session_id: str) -> bool:
+        """Whether a run holds `session_id` now, in any process sharing the store (a snapshot).
+
+        The default takes the run lock for an instant, so a run starting at that very moment
+        finds the session busy: a backend overrides it to read who holds the lock instead.
+        """
+        try:
+            async with self.run_lock(session_id, timeout=0.0):
+                return False
+        except SessionBusy:
+            return True
 
     async def aclose(self) -> None:  # noqa: B027 - optional to override: the default is a no-op
         """Close connections; the default does nothing."""

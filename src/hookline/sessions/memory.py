@@ -281,6 +281,10 @@ class InMemorySessionStore(SessionStore):
             self._run_locks.release(session_id)
 
     @override
+    async def run_active(self, session_id: str) -> bool:
+        return self._run_locks.held(session_id)
+
+    @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         with self._mutex:
             found = [

@@ -501,6 +501,7 @@ class PostgresSessionStore(SessionStore):
         finally:
             await run_locks.release(key, holder)
 
+    @override
     async def run_active(self, session_id: str) -> bool:
         """Tell whether a run holds `session_id` now, in any process sharing the database.
 

@@ -359,6 +359,12 @@ class SQLiteSessionStore(SessionStore):
             await asyncio.wait([renewal])
             await self._release_lease(session_id, owner)
 
+    @override
+    async def run_active(self, session_id: str) -> bool:
+        """Whether a live lease holds `session_id` (read, not taken: a run starting now is not made busy)."""
+        held = {"session_id": session_id, "now": time.time()}
+        return bool(await self._transaction(partial(_fetch, sql.LEASE_HELD, held), read_only=True))
+
     async def _take_lease(self, session_id: str, owner: str) -> bool:
         now = time.time()
         lease = {"session_id": session_id, "owner": owner, "host": _HOST, "pid": os.getpid()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from hookline.errors import SessionBusy
 from hookline.sessions import SessionStore
 
 __all__ = ["LockCancelCases"]
@@ -80,3 +81,29 @@ class LockCancelCases:
         if accepted:  # not already through its run: the cancellation must reach it
             assert waiter.cancelled(), f"the cancelled run went on (entered: {bool(entered)})"
         await _assert_free(stores, session.id)
+
+    async def test_run_active_tells_whether_a_run_holds_the_session_without_taking_its_lock(
+        self, open_store: Callable[[], SessionStore]
+    ) -> None:
+        """`run_active` is true while a run holds the lock (seen from a second store too), and asking takes nothing."""
+        stores = [open_store(), open_store()]  # the second as another process
+        session = await stores[0].create()
+        assert [await s.run_active(session.id) for s in stores] == [False, False]
+        async with stores[0].run_lock(session.id):
+            assert await stores[0].run_active(session.id)
+            assert await stores[1].run_active(session.id) == await _shared(stores, session.id)
+        assert [await s.run_active(session.id) for s in stores] == [False, False]
+        for _ in range(20):  # asked over and over, it never makes a run busy
+            asking = asyncio.gather(*(stores[1].run_active(session.id) for _ in range(5)))
+            async with stores[0].run_lock(session.id, timeout=0):
+                pass
+            await asking
+
+
+async def _shared(stores: list[SessionStore], session_id: str) -> bool:
+    """Whether the second store sees the first one's locks (as another process would, for a shared store)."""
+    try:
+        async with stores[1].run_lock(session_id, timeout=0):
+            return False
+    except SessionBusy:
+        return True
