@@ -12,12 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
-import shutil
 import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -26,79 +21,16 @@ import httpx
 import pytest
 
 from postgres_db import fresh_database
-from waiting import DEADLINE, await_until, wait_until
+from waiting import DEADLINE, await_until
 
 from .api import SSE, Frame, new_session, sse_frames
+from .served import HOOKLINE, Served
 
 pytestmark = pytest.mark.anyio
 
-HOOKLINE = shutil.which("hookline", path=str(Path(sys.executable).parent))
 AGENTS = Path(__file__).with_name("test_scaleout_agents.py")
 CANCEL_LIMIT = 2.0 + float(os.environ.get("HOOKLINE_TEST_CANCEL_SLACK", "0.5"))
 """Seconds from the cancel request to the run's end: the promised 2 s, plus a slack for a loaded machine."""
-
-
-class Served:
-    """A `hookline serve` process on a free port of 127.0.0.1, its stderr read in a thread."""
-
-    def __init__(self, dsn: str, cwd: Path) -> None:
-        assert HOOKLINE is not None
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HOOKLINE_", "OPENAI_"))}
-        self.process = subprocess.Popen(
-            [HOOKLINE, "serve", f"{AGENTS}:agent", "--port", "0", "--db", dsn],
-            env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )
-        self.stderr = ""
-        self.url = ""
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            with self._changed:
-                self.stderr += line.decode(errors="replace")
-                self._changed.notify_all()
-        with self._changed:
-            self._changed.notify_all()
-
-    def wait_url(self) -> str:
-        pattern = re.compile(r"on (http://127\.0\.0\.1:\d+)")
-        with self._changed:
-            self._changed.wait_for(lambda: pattern.search(self.stderr) or self.process.poll() is not None, DEADLINE)
-        match = pattern.search(self.stderr)
-        assert match, f"hookline serve did not start: {self.stderr}"
-        self.url = match.group(1)
-        # The port is bound before the line is written, but connections are taken only once
-        # uvicorn listens: wait for an answer.
-        wait_until(self._healthy, f"hookline serve answered at {self.url}")
-        return self.url
-
-    def _healthy(self) -> bool:
-        try:
-            return httpx.get(f"{self.url}/healthz", timeout=DEADLINE).status_code == 200
-        except httpx.ConnectError:
-            assert self.process.poll() is None, f"hookline serve ended: {self.stderr}"
-            return False
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait(DEADLINE)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(DEADLINE)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-            self._reader.join(5)
-            assert self.process.stderr is not None
-            self.process.stderr.close()
-        assert "Traceback" not in self.stderr, self.stderr
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +49,7 @@ def spawn(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
     cwd = tmp_path_factory.mktemp("serve")
 
     def start(count: int) -> list[Served]:
-        batch = [Served(database, cwd) for _ in range(count)]
+        batch = [Served(f"{AGENTS}:agent", database, cwd) for _ in range(count)]
         started.extend(batch)
         for served in batch:
             served.wait_url()

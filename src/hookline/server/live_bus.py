@@ -8,9 +8,9 @@ process running it sends those live events on `hookline_live` for as long as som
 follows: first its tail (what a reader joining now starts from), then each live event as it
 comes.
 
-- **Batched.** Events wait up to `window` s (10 ms), then go in one round trip: one NOTIFY
-  per session, several sessions pipelined. At light load a delta reaches the other process
-  within ~15 ms of being made; under load a batch carries many.
+- **Batched.** An event goes at once, and what comes while a send is on its way goes in the
+  next one: one round trip per batch, one NOTIFY per session, several sessions pipelined.
+  At light load each delta travels alone; under load a batch carries many.
 - **Chunked.** PostgreSQL refuses a payload of 8000 bytes or more. A batch whose JSON is
   longer goes in pieces of at most `MAX_PAYLOAD` bytes, each `#<message id> <i> <n>`, a newline,
   then the piece (a whole batch is `=<json>`); the listener joins them in order (one sender's notifications
@@ -70,12 +70,9 @@ class LiveBus:
         window: Seconds events wait to go in one batch.
     """
 
-    def __init__(
-        self, send: Callable[[list[tuple[str, str]]], Any], *, max_payload: int, window: float = 0.01
-    ) -> None:
+    def __init__(self, send: Callable[[list[tuple[str, str]]], Any], *, max_payload: int) -> None:
         self._send = send
         self._max_payload = max_payload
-        self._window = window
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._flushing: asyncio.Task[None] | None = None
         self._pieces: dict[str, list[str]] = {}
@@ -88,16 +85,20 @@ class LiveBus:
         entry = {"o": origin, "n": item.n, "after": item.after, "event": item.event.model_dump(mode="json")}
         self._pending.setdefault(session_id, []).append(entry)
         if self._flushing is None:
-            self._flushing = asyncio.get_running_loop().create_task(self._flush_soon())
+            self._flushing = asyncio.get_running_loop().create_task(self._flush())
 
-    async def _flush_soon(self) -> None:
-        await asyncio.sleep(self._window)
-        batches, self._pending, self._flushing = self._pending, {}, None
-        payloads = [p for session_id, items in batches.items() for p in self._payloads(session_id, items)]
+    async def _flush(self) -> None:
+        """Send what is pending, again and again until nothing is: what comes during a send goes in the next."""
         try:
-            await self._send(payloads)
-        except (HooklineError, ValueError) as exc:  # the readers elsewhere get these events from the log
-            logger.warning("could not send live events to the other processes: %s", exc)
+            while self._pending:
+                batches, self._pending = self._pending, {}
+                payloads = [p for session_id, items in batches.items() for p in self._payloads(session_id, items)]
+                try:
+                    await self._send(payloads)
+                except (HooklineError, ValueError) as exc:  # the readers elsewhere get these events from the log
+                    logger.warning("could not send live events to the other processes: %s", exc)
+        finally:
+            self._flushing = None
 
     def _payloads(self, session_id: str, items: list[dict[str, Any]]) -> list[tuple[str, str]]:
         text = json.dumps(items, separators=(",", ":"))  # ASCII: a character is a byte

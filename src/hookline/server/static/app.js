@@ -23,7 +23,7 @@ const PANEL_KEY = "hookline.inspector";
 const BUSY = "A run is going on in this session; your message is kept. Send it once the run ends, or Stop the run.";
 
 const page = {
-  sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, tab: "events",
+  sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, live: new Map(), tab: "events",
   opening: null, creating: null, sending: null,
 };
 
@@ -50,11 +50,23 @@ function finish(op) {
   afterRun(op.gen);
 }
 
-function apply(event, gen) {
+// One frame of a stream. A live event (no seq yet) is held until its "stored" frame gives its seq.
+function apply(event, gen, type) {
   if (gen !== page.gen) return;
+  if (type === "stored") return settle(event);
   if (event.seq && !event.partial) page.lastSeq = Math.max(page.lastSeq, event.seq);
+  else if (event.id && !event.partial) page.live.set(event.id, event);
   chat.apply(event);
   inspector.add(event);
+}
+
+function settle({ id, seq }) {
+  page.lastSeq = Math.max(page.lastSeq, seq);
+  const event = page.live.get(id);
+  if (!event) return;
+  page.live.delete(id);
+  chat.settle(id);
+  inspector.add({ ...event, seq });
 }
 
 // POST a run or a resume and read its events. Answers once the server accepted it (or not):
@@ -78,7 +90,7 @@ async function runStream(path, body) {
 
 async function readRun(op, gen, response) {
   try {
-    await readEvents(response, (event) => { if (live(op)) apply(event, gen); });
+    await readEvents(response, (event, type) => { if (live(op)) apply(event, gen, type); });
   } catch (error) {
     if (error.name === "AbortError" || !live(op)) return;
     page.op = null;
@@ -98,10 +110,13 @@ async function follow(gen, running, attempt = 1) {
     const response = await api(`${session(page.sessionId)}/events/stream`, {
       headers: { Accept: SSE, "Last-Event-ID": String(page.lastSeq) }, signal: op.controller.signal,
     });
-    await readEvents(response, (event) => {
+    // The server sends again what was not stored yet (the answer's deltas from its first word).
+    page.live.clear();
+    chat.dropLive();
+    await readEvents(response, (event, type) => {
       if (!live(op)) return;
       if (!page.busy) setBusy(true);
-      apply(event, gen);
+      apply(event, gen, type);
     });
   } catch (error) {
     if (error.name === "AbortError" || !live(op)) return;
@@ -150,6 +165,7 @@ async function open(id, { attach = true } = {}) {
   page.op = null;
   const gen = ++page.gen;
   Object.assign(page, { sessionId: id, lastSeq: 0 });
+  page.live.clear();
   history.replaceState(null, "", `#${encodeURIComponent(id)}`);
   document.body.dataset.session = id;
   sessions.mark(id);
@@ -210,6 +226,7 @@ async function deleted(id) {
   if (next) { await select(next.id); return; }
   page.gen += 1;
   Object.assign(page, { sessionId: null, lastSeq: 0 });
+  page.live.clear();
   history.replaceState(null, "", location.pathname);
   chat.reset();
   inspector.reset(null);

@@ -52,7 +52,8 @@ export function postJSON(path, body, extra = {}) {
   });
 }
 
-// Read a text/event-stream body frame by frame; call onEvent with each Event.
+// Read a text/event-stream body frame by frame; call onEvent with each frame's data and its
+// type ("message", "status", "delta", or "stored": {id, seq} of a live event now on record).
 export async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -70,8 +71,10 @@ export async function readEvents(response, onEvent) {
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const frame = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
-      const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
-      if (data.length) onEvent(JSON.parse(data.join("\n")));
+      const lines = frame.split("\n");
+      const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
+      const type = (lines.find((l) => l.startsWith("event:")) || "event: message").slice(6).trim();
+      if (data.length) onEvent(JSON.parse(data.join("\n")), type);
     }
   }
 }

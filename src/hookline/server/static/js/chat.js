@@ -154,7 +154,9 @@ export class Chat {
     const turn = this.turn || this.startTurn();
     const text = textOf(event);
     const meta = event.metadata || {};
-    turn.lines.append(el("li", {}, el("span", { class: "source" }, `[${event.source || "agent"}]`), ` ${text}`));
+    const line = el("li", {}, el("span", { class: "source" }, `[${event.source || "agent"}]`), ` ${text}`);
+    if (event.seq === null && event.id) line.dataset.live = event.id; // not stored yet
+    turn.lines.append(line);
     const count = turn.lines.children.length;
     turn.summary.textContent = `${count} step${count === 1 ? "" : "s"}: ${text}`;
     if (meta.interrupted) this.showApproval(meta.interrupted);
@@ -257,6 +259,22 @@ export class Chat {
     bubble.removeAttribute("aria-busy");
     turn.draft = null;
     return bubble;
+  }
+
+  // A live line is on record now.
+  settle(id) {
+    for (const line of document.querySelectorAll("#conversation li[data-live]")) {
+      if (line.dataset.live === id) delete line.dataset.live;
+    }
+  }
+
+  // Reconnecting: what was not stored yet comes again (the draft's deltas from the first).
+  dropLive() {
+    document.querySelectorAll("#conversation li[data-live]").forEach((line) => line.remove());
+    if (this.turn && this.turn.draft) {
+      this.turn.draft.remove();
+      this.turn.draft = null;
+    }
   }
 
   finishDraft() {
