@@ -67,7 +67,6 @@ class LiveBus:
     Args:
         send: Sends `(session id, text)` payloads in one round trip (`Notifier.send_live`).
         max_payload: The longest text a payload may hold with its session id, in bytes.
-        window: Seconds events wait to go in one batch.
     """
 
     def __init__(self, send: Callable[[list[tuple[str, str]]], Any], *, max_payload: int) -> None:
