@@ -205,6 +205,19 @@ TARGETS = [
 ]
 
 
+def _stream_status(a: Agg) -> Measured | None:
+    on, plain = a.med("hookline", "f-stream", "per_turn_us"), a.med("hookline", "t10", "per_turn_us")
+    if on is None or plain is None:
+        return None
+    return on, 2 * plain, f"{num(on)} µs vs 2 × plain {num(plain)} µs"
+
+
+LIVE_TARGETS = [
+    Target("streaming with status events (`.stream()`) ≤ 2× a plain `await` (T=10)", _stream_status),
+]
+"""The performance targets of the issue "The live stream is the product"."""
+
+
 HOUSE_TARGETS = [
     Target("per-turn overhead ≤ 1.5× the floor's (T=10)", _vs_floor("per_turn_us", 1.5, "µs")),
     Target("per-turn overhead ≤ 1.5× the floor's (T=10, async tool)",
@@ -272,6 +285,9 @@ FEATURE_ROWS = [
     FeatureRow("streaming: `.stream()` instead of `await` (status events off)", PLAIN,
                ("f-stream-nostatus", "per_turn_us")),
     FeatureRow("status events, while streaming", ("f-stream-nostatus", "per_turn_us"), ("f-stream", "per_turn_us")),
+    FeatureRow("streaming with status events, against a plain `await`", PLAIN, ("f-stream", "per_turn_us")),
+    FeatureRow("streaming with status events, durable (SQLite): `.stream()` instead of `await`", DURABLE,
+               ("f-stream-db", "db_per_turn_us")),
     FeatureRow("a session in memory (`InMemorySessionStore`, a fresh session per run)", PLAIN,
                ("f-memory", "per_turn_us")),
     FeatureRow("a durable session (`SQLiteSessionStore` file, a fresh session per run)", PLAIN, DURABLE),

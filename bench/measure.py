@@ -88,6 +88,7 @@ FEATURES = [  # (configuration, BENCH_FEATURES, phase): hookline with one featur
     ("f-hooks", "hooks", "seq"),
     ("f-stream-nostatus", "stream,nostatus", "seq"),
     ("f-stream", "stream", "seq"),
+    ("f-stream-db", "stream", "seqdb"),
     ("f-memory", "memory", "seq"),
     ("f-nostatus", "nostatus", "seqdb"),
     ("f-sqlite-full", "sqlite-full", "seqdb"),

@@ -19,6 +19,9 @@ Reported per N:
   `created_at` (stamped in the server just before its append's transaction, so the figure
   includes the commit) to the follower's parsing of its frame; events already stored when
   the follower connected are not live and not counted;
+- model -> follower latency of the answer's deltas (p50, p99): from the model's yielding a
+  delta (its text is the `time.monotonic_ns()` of that moment) to the follower's parsing of
+  its frame; with N > 1 they cross processes over PostgreSQL's NOTIFY (`live_bus.py`);
 - checks: every session's log is seq 1..n without a gap, every event id once, every run
   the same number of events; every follower got every event after its Last-Event-ID
   (markers aside) once, in order, and its stream ended.
@@ -67,6 +70,8 @@ class Frame:
     data: dict[str, Any]
     at: float
     """time.time() when the client parsed it."""
+    at_ns: int
+    """time.monotonic_ns() when the client parsed it."""
 
 
 async def _open(
@@ -132,7 +137,7 @@ def _parse(raw: bytes) -> Frame | None:
             seq = int(line[4:])
         elif line.startswith("data: "):
             data = line[6:]
-    return Frame(seq, json.loads(data), time.time()) if data is not None else None
+    return Frame(seq, json.loads(data), time.time(), time.monotonic_ns()) if data is not None else None
 
 
 # -- one run and its follower ------------------------------------------------------------------
@@ -224,7 +229,21 @@ async def check_logs(dsn: str, outcomes: list[Outcome]) -> list[str]:
         ran = [f.id for f in outcome.run_frames if f.id is not None]
         if ran != [s for s, k in zip(seqs, log["kinds"], strict=True) if k != "marker"]:
             problems.append(f"{outcome.session_id}: the run's own stream got {ran}")
+        problems += _delta_problems(outcome)
     return problems
+
+
+def _deltas(frames: list[Frame]) -> list[str]:
+    return [f.data["parts"][0]["text"] for f in frames if f.data.get("kind") == "delta"]
+
+
+def _delta_problems(outcome: Outcome) -> list[str]:
+    """The follower's deltas: the run's, from the first, in order, none twice (the stored answer may overtake
+    the last ones across processes: then they are dropped, and the answer holds them)."""
+    ran, followed = _deltas(outcome.run_frames), _deltas(outcome.follower_frames)
+    if followed != ran[:len(followed)]:
+        return [f"{outcome.session_id}: the follower's deltas {followed} are not the run's {ran} from the first"]
+    return []
 
 
 def latencies(outcomes: list[Outcome]) -> list[float]:
@@ -232,12 +251,18 @@ def latencies(outcomes: list[Outcome]) -> list[float]:
     found = []
     for outcome in outcomes:
         for frame in outcome.follower_frames:
-            if frame.id is None:
+            if frame.id is None or "created_at" not in frame.data:  # a delta, or a live event's "stored" frame
                 continue
             created = datetime.fromisoformat(frame.data["created_at"]).timestamp()
             if created >= outcome.followed_at:
                 found.append((frame.at - created) * 1000)
     return found
+
+
+def delta_latencies(outcomes: list[Outcome]) -> list[float]:
+    """Milliseconds from the model's yielding each delta to its follower's frame."""
+    return [(frame.at_ns - int(frame.data["parts"][0]["text"].rstrip("|"))) / 1e6
+            for outcome in outcomes for frame in outcome.follower_frames if frame.data.get("kind") == "delta"]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -349,6 +374,7 @@ async def measure(count: int, args: argparse.Namespace, workdir: Path) -> dict[s
         "runs_per_s": round(len(outcomes) / seconds, 1),
         "run_events": sum(len([f for f in o.run_frames if f.id is not None]) for o in outcomes + light),
         "saturated": figures(latencies(outcomes)), "light": figures(latencies(light)),
+        "deltas_saturated": figures(delta_latencies(outcomes)), "deltas_light": figures(delta_latencies(light)),
         "machine_cores": round(cpu["machine"] / seconds, 2), "server_cores": round(cpu["servers"] / seconds, 2),
         "server_ms_per_run": round(cpu["servers"] / len(outcomes) * 1000, 1),
         "machine_ms_per_run": round(cpu["machine"] / len(outcomes) * 1000, 1),
@@ -371,17 +397,17 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f" {os.cpu_count()} CPUs shared by the servers, PostgreSQL and the client",
         "",
         "| N | runs/s | scaling | CPU busy (cores) | server CPU / run | follower p50 / p99 (saturated) |"
-        " follower p50 / p99 (light) | checks |",
-        "|---|---|---|---|---|---|---|---|",
+        " follower p50 / p99 (light) | follower delta p50 / p99 (light) | checks |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     base = results[0]["runs_per_s"] if results else 1.0
     for r in results:
         checks = f"{r['runs']} runs, all passed" if not r["problem_count"] else f"{r['problem_count']} problems"
-        hot, light = r["saturated"], r["light"]
+        hot, light, deltas = r["saturated"], r["light"], r["deltas_light"]
         lines.append(
             f"| {r['processes']} | {r['runs_per_s']} | {r['runs_per_s'] / base:.2f}x | {r['machine_cores']} |"
             f" {r['server_ms_per_run']} ms | {hot['p50_ms']} / {hot['p99_ms']} ms | {light['p50_ms']} /"
-            f" {light['p99_ms']} ms | {checks} |")
+            f" {light['p99_ms']} ms | {deltas['p50_ms']} / {deltas['p99_ms']} ms | {checks} |")
     return "\n".join(lines)
 
 

@@ -163,6 +163,7 @@ def _made_up_records() -> list[dict[str, Any]]:
             records.append(_record(fw, "t200", rnd, per_turn_us=figures["per_turn_us"] * 1.3))
             records.append(_record(fw, "t3-sleep", rnd, per_turn_us=16000, run_us_median=64000))
         records.append(_record("hookline", "f-hooks", rnd, per_turn_us=50))
+        records.append(_record("hookline", "f-stream", rnd, per_turn_us=100 + rnd))
         records.append(_record("hookline", "f-nostatus", rnd, db_per_turn_us=400))
         records.append(_record("hookline", "f-sqlite-full", rnd, db_run_us_median=9000, db_per_turn_us=818))
         records.append(_record("hookline", "t10-async", rnd, per_turn_us=45))
@@ -202,6 +203,13 @@ def test_the_later_issues_targets_on_made_up_figures() -> None:
     assert full["detail"] == "9,000 µs vs openai-agents 110,000 µs / 5"
 
 
+def test_the_live_stream_target_on_made_up_figures() -> None:
+    (target,) = compare.evaluate_targets(_made_up_records(), compare.LIVE_TARGETS)
+    assert target["detail"] == "102 µs vs 2 × plain 41.2 µs"  # the medians of 101, 102 (rounded) and of the t10 runs
+    assert target["status"] == "missed"
+    assert target["rounds"] == "0/2"
+
+
 def test_feature_costs_on_made_up_figures() -> None:
     rows = {r["feature"]: r for r in compare.feature_costs(compare.Agg(_made_up_records()))}
     assert len(rows) == len(compare.FEATURE_ROWS)
@@ -217,7 +225,8 @@ def test_feature_costs_on_made_up_figures() -> None:
 SCALEOUT = [
     {"processes": n, "runs": 220, "seconds": 3.0, "runs_per_s": rate, "run_events": 3740,
      "saturated": {"events": 3000, "p50_ms": 20.0 * n, "p99_ms": 90.0 * n, "max_ms": 300.0},
-     "light": {"events": 300, "p50_ms": 3.0, "p99_ms": 12.0, "max_ms": 20.0}, "machine_cores": 1.8,
+     "light": {"events": 300, "p50_ms": 3.0, "p99_ms": 12.0, "max_ms": 20.0},
+     "deltas_light": {"events": 100, "p50_ms": 1.5, "p99_ms": 9.0, "max_ms": 9.5}, "machine_cores": 1.8,
      "server_cores": 0.7, "server_ms_per_run": 10.0 + n, "machine_ms_per_run": 25.0, "problems": problems,
      "problem_count": len(problems)}
     for n, rate, problems in ((1, 60.0, []), (2, 75.0, []), (4, 66.0, ["s-1: seqs [1, 3]"]))
@@ -236,7 +245,8 @@ def test_report_on_made_up_figures(tmp_path: Path) -> None:
     assert "✅ met" in report
     assert "| hooks: one no-op hook at each of the 7 points | 41.2 [40.8–41.6] | 50.0 | 8.80 | 1.21× |" in report
     assert "200 runs per N at 32 in flight (saturated)" in report
-    row = "| 2 | 75.0 | 1.25× | 1.8 | 12.0 ms | 25.0 ms | 40.0 / 180.0 ms | 3.0 / 12.0 ms | 220 runs, all passed |"
+    row = ("| 2 | 75.0 | 1.25× | 1.8 | 12.0 ms | 25.0 ms | 40.0 / 180.0 ms | 3.0 / 12.0 ms | 1.5 / 9.0 ms |"
+           " 220 runs, all passed |")
     assert row in report
     assert "| **1 problems** |" in report
 
