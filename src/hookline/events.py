@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from hookline.messages import Message, Part, TextPart, without_validation
+from hookline.messages import Message, Part, TextPart, trusted_factory
 from hookline.types import EventKind, Role, StatusSource, View
 
 __all__ = ["EVENTS_ADAPTER", "Event", "StatusOptions", "run_end", "select_view"]
@@ -79,8 +79,16 @@ class Event(BaseModel):
 
     @classmethod
     def status_line(cls, author: str, source: StatusSource, text: str, metadata: dict[str, Any]) -> Event:
-        """A status event of a line and metadata that are already valid (`text` a string), built without validating."""
-        return _trusted(author, "status", None, source, [_text(text)], metadata)
+        """A status event of a line and metadata that are already valid (`text` a string), built without validating.
+
+        A status line costs 1.0 µs this way, 4 validated (CPython 3.11): a run streaming its
+        status builds a few a turn.
+        """
+        return _new_event({
+            "id": None, "session_id": None, "seq": None, "author": author, "kind": "status", "role": None,
+            "source": source, "parts": [_new_text({"type": "text", "text": text})], "partial": False,
+            "created_at": None, "metadata": metadata,
+        })
 
     @classmethod
     def text_delta(cls, author: str, text: str) -> Event:
@@ -137,15 +145,19 @@ def _trusted(
     author: str, kind: EventKind, role: Role | None, source: StatusSource | None, parts: list[Part],
     metadata: dict[str, Any],
 ) -> Event:
-    """An event of valid values, unvalidated: a status line costs 1.2 µs this way, 4 validated (CPython 3.11)."""
-    return without_validation(Event, {
+    """An event of valid values, unvalidated (see `Event.status_line`)."""
+    return _new_event({
         "id": None, "session_id": None, "seq": None, "author": author, "kind": kind, "role": role, "source": source,
         "parts": parts, "partial": False, "created_at": None, "metadata": metadata,
     })
 
 
 def _text(text: str) -> TextPart:
-    return without_validation(TextPart, {"type": "text", "text": text})
+    return _new_text({"type": "text", "text": text})
+
+
+_new_event = trusted_factory(Event)
+_new_text = trusted_factory(TextPart)
 
 
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])

@@ -26,7 +26,7 @@ import base64
 import hashlib
 import mimetypes
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import count
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, SupportsIndex, TypeVar
@@ -37,7 +37,7 @@ from hookline.types import JSONObject, Role
 
 __all__ = [
     "DocumentPart", "FilePart", "ImagePart", "Media", "Message", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
-    "ToolResultPart", "edit_stamp", "share_fields_sets", "tracks_edits", "without_validation",
+    "ToolResultPart", "edit_stamp", "share_fields_sets", "tracks_edits", "trusted_factory", "without_validation",
 ]
 
 
@@ -61,9 +61,30 @@ def without_validation(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
     `__setattr__` (which adds to it) never changes it, and a run saves a set per message
     and result.
     """
-    instance = _blank(cls)
+    instance = _new(cls)  # `_blank`'s work, inline: the loop builds a few of these per turn
     _set_dict(instance, values)
+    every = _EVERY_FIELD.get(cls)
+    if every is None:
+        every = _EVERY_FIELD[cls] = set(cls.model_fields)
+    _set_fields_set(instance, every)
+    _set_extra(instance, None)
+    _set_private(instance, None)
     return instance
+
+
+def trusted_factory(cls: type[_ModelT]) -> Callable[[dict[str, Any]], _ModelT]:
+    """`without_validation` for one class, its fields-set looked up once: for the classes the loop builds most."""
+    every = _EVERY_FIELD.setdefault(cls, set(cls.model_fields))
+
+    def build(values: dict[str, Any]) -> _ModelT:
+        instance = _new(cls)
+        _set_dict(instance, values)
+        _set_fields_set(instance, every)
+        _set_extra(instance, None)
+        _set_private(instance, None)
+        return instance
+
+    return build
 
 
 def _blank(cls: type[_ModelT]) -> _ModelT:

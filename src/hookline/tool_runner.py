@@ -63,13 +63,16 @@ class ToolRunner:
         waits): None when that is every call, else what the caller awaits for the others. So
         a run cancelled meanwhile still knows the results of the calls that finished.
         """
-        direct = self.trace is None and self.on_log is None and not self.keep
+        unwrapped = self.trace is None and not self.keep
+        direct = unwrapped and self.on_log is None
         overlapping: bool | None = None  # whether the calls may overlap: asked only once a call is not plain
         for number, call in enumerate(calls):
-            tool = tools.get(call.name) if direct else None
+            tool = tools.get(call.name) if unwrapped else None
             if tool is not None and tool.inline:  # a plain function: called at once, no coroutine
-                finished[call.id] = tool.answer_now(call)
+                finished[call.id] = tool.answer_now(call) if direct else self._answer_logged(tool, call)
                 continue
+            if not direct:
+                tool = None
             if overlapping is None:  # this call's tool, when concurrent, answers it without a walk
                 overlapping = len(calls) > 1 and self.concurrency > 1 and (
                     (tool is not None and tool.concurrent) or _overlapping(tools, calls))
@@ -81,6 +84,15 @@ class ToolRunner:
                 return go_on(call.id, step, calls[number + 1 :], begin, finished, _call_id)
             finished[call.id] = step
         return None
+
+    def _answer_logged(self, tool: Tool, call: ToolCallPart) -> ToolResultPart:
+        """A plain function's answer to `call`, the log records it emits going to `on_log`."""
+        assert self.on_log is not None  # what makes a call not direct, when nothing else wraps it
+        token = current_capture.set(partial(self.on_log, call))
+        try:
+            return tool.answer_now(call)
+        finally:
+            current_capture.reset(token)
 
     def _the_rest(
         self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart], direct: bool,
