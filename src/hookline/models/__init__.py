@@ -26,6 +26,7 @@ from hookline.models.base import (
     ResponseDone,
     TextDelta,
     ToolSpec,
+    whole_answer_deltas,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ __all__ = [
     "ToolSpec",
     "register_provider",
     "resolve_model",
+    "whole_answer_deltas",
 ]
 
 _LAZY = {
