@@ -113,3 +113,7 @@ class TaggedStore(SessionStore):
     def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
         """Hold a session of `inner` for one run."""
         return self.inner.run_lock(session_id, timeout=timeout)
+
+    async def run_active(self, session_id: str) -> bool:
+        """Whether a run holds a session of `inner` (asked of `inner`, which takes no lock)."""
+        return await self.inner.run_active(session_id)
