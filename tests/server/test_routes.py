@@ -83,6 +83,15 @@ async def test_create_session_with_id_and_state(client: httpx.AsyncClient) -> No
     assert fetched["state"] == {"topic": "sums", "n": 1}
 
 
+async def test_a_lone_surrogate_in_a_new_sessions_state_is_answered_as_stored(client: httpx.AsyncClient) -> None:
+    """Stored as U+FFFD, answered as stored: not a 500 for a session made all the same (issue 29, defect 4)."""
+    body = b'{"id": "odd", "state": {"k\\ud800": ["a\\udc00b"]}}'
+    response = await client.post("/v1/sessions", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 201, response.text
+    assert response.json()["state"] == {"k\ufffd": ["a\ufffdb"]}
+    assert (await client.get("/v1/sessions/odd")).json()["state"] == {"k\ufffd": ["a\ufffdb"]}
+
+
 async def test_create_session_with_taken_id_answers_409(client: httpx.AsyncClient) -> None:
     await new_session(client, id="taken")
     response = await client.post("/v1/sessions", json={"id": "taken"})

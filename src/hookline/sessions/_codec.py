@@ -56,6 +56,7 @@ __all__ = [
     "new_id",
     "poll_lock",
     "stamp",
+    "stored_state",
     "utcnow",
 ]
 
@@ -266,6 +267,15 @@ def _replace_surrogates(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_replace_surrogates(v) for v in value]
     return value
+
+
+def stored_state(state: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Return the state a store keeps of `state` (a copy, lone surrogates as U+FFFD) and its JSON.
+
+    What `create` answers: the caller's own dict may hold what the store could not keep.
+    """
+    encoded = encode_state(state)
+    return json.loads(encoded), encoded
 
 
 def encode_state(state: dict[str, Any]) -> str:

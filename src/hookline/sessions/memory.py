@@ -28,10 +28,10 @@ from hookline.sessions._codec import (
     check_event,
     decode_parts,
     encode_event,
-    encode_state,
     merge_pending,
     new_id,
     stamp,
+    stored_state,
     utcnow,
 )
 from hookline.sessions.base import Blob, Session, SessionStore
@@ -83,8 +83,7 @@ def _copies(events: list[Event]) -> list[Event]:
 
 def _as_stored_state(state: dict[str, Any]) -> dict[str, Any]:
     """Return `state` as a database would give it back (through JSON)."""
-    result: dict[str, Any] = json.loads(encode_state(state))
-    return result
+    return stored_state(state)[0]
 
 
 class _RunLocks:

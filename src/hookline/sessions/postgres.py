@@ -85,6 +85,7 @@ from hookline.sessions._codec import (
     new_id,
     poll_lock,
     stamp,
+    stored_state,
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
@@ -336,9 +337,10 @@ class PostgresSessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
+        kept, encoded = stored_state(state or {})
+        session = Session(id=session_id or new_id(), app=app, user=user, state=kept)
         session.created_at = session.updated_at = utcnow()
-        row = (session.id, app, user, encode_state(session.state), session.created_at, session.created_at)
+        row = (session.id, app, user, encoded, session.created_at, session.created_at)
         async with self._transaction() as conn:
             try:
                 await conn.execute(sql.INSERT_SESSION, *row, self._fence(session.id))

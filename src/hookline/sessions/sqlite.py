@@ -62,6 +62,7 @@ from hookline.sessions._codec import (
     new_id,
     poll_lock,
     stamp,
+    stored_state,
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
@@ -204,9 +205,10 @@ class SQLiteSessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
+        kept, encoded = stored_state(state or {})
+        session = Session(id=session_id or new_id(), app=app, user=user, state=kept)
         session.created_at = session.updated_at = utcnow()
-        row = _session_row(session.id, app, user, session.state, session.created_at)
+        row = _session_row(session.id, app, user, encoded, session.created_at)
 
         def insert(db: sqlite3.Connection) -> None:
             try:
@@ -240,7 +242,7 @@ class SQLiteSessionStore(SessionStore):
         is true) is read again by the same job.
         """
         params = {"session_id": session_id, "user": user, "after_seq": 0}
-        new = _session_row(session_id, app, user or "default", {}, utcnow()) if create else None
+        new = _session_row(session_id, app, user or "default", "{}", utcnow()) if create else None
         job = Job(asyncio.get_running_loop())
         job.work = partial(_open, params, new, job)
         rows = await self._run(job)
@@ -496,10 +498,10 @@ def _open(params: Mapping[str, Any], new: Mapping[str, Any] | None, job: Job, db
     return _fetch(_OPEN, params, db)
 
 
-def _session_row(session_id: str, app: str, user: str, state: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """The parameters of `sql.INSERT_SESSION` for a new session, created `now`."""
+def _session_row(session_id: str, app: str, user: str, state: str, now: datetime) -> dict[str, Any]:
+    """The parameters of `sql.INSERT_SESSION` for a new session (`state` as JSON), created `now`."""
     created = iso(now)
-    row = {"id": session_id, "app": app, "user_id": user, "state": encode_state(state)}
+    row = {"id": session_id, "app": app, "user_id": user, "state": state}
     return row | {"created_at": created, "updated_at": created}
 
 

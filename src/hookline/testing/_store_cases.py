@@ -379,6 +379,7 @@ class StoredCases:
     async def test_lone_surrogates_become_the_replacement_character(self, store: SessionStore) -> None:
         """Each lone surrogate is stored as U+FFFD, and the store returns what it stored."""
         session = await store.create(state={LONE: LONE})
+        assert session.state == {REPLACED: REPLACED}, "create answers the state it stored"
         pair = "\ud83d\ude00"  # a surrogate pair in a Python str: the character it encodes
         event = Event(author="user", role="user", parts=[TextPart(text=LONE + pair)], metadata={LONE: [LONE]})
         stored = await store.append_event(session.id, event)
