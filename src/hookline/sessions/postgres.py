@@ -21,11 +21,12 @@ session row (`lock_epoch`); every write made under the lock (by the task that ho
 through a context variable) updates that row only `WHERE lock_epoch <= its epoch`. Two
 things follow. The stamp is an `UPDATE` of the row each in-flight write has locked, so the
 new holder waits for any such commit before it reads the log. And a writer whose lock was
-lost, whose session a newer run has stamped, writes nothing: it gets `SessionBusy` (at
-once if its lock connection is seen closed). Epochs come from one sequence, not from
-`lock_epoch + 1`, because a run may lock an id before its session exists: `create` under
-the lock stamps the new row. Writes without a lock (`prepare_event` from a front end, user
-code) are not fenced and work as before.
+lost writes nothing: one whose session a newer run has stamped gets `SessionBusy`; one
+whose lock connection is seen closed gets `StoreError` at once (the database or the network
+failed, and a retry takes the session again unless another run holds it by then). Epochs
+come from one sequence, not from `lock_epoch + 1`, because a run may lock an id before its
+session exists: `create` under the lock stamps the new row. Writes without a lock
+(`prepare_event` from a front end, user code) are not fenced and work as before.
 
 We chose this over the other sound design, running the run's writes on the lock's own
 connection (the lock and the in-flight commit would then die together), because a
@@ -105,7 +106,11 @@ EVENTS_CHANNEL = sql.EVENTS_CHANNEL
 _SETTINGS = {"timezone": "UTC", "application_name": "hookline"}
 _MIGRATION_LOCK = (0x686F6F6B, 1)  # two-int advisory key ("hook", 1): apart from run locks
 _CLOSE_TIMEOUT = 2.0
-_LOST = "this run lost its run lock (its connection dropped, or a newer run took the session); nothing was written"
+_LOST = "this run lost its run lock (a newer run took the session); nothing was written"
+_DROPPED = (
+    "the connection holding this run's lock on the session dropped, so the run no longer holds it; nothing was "
+    "written: run again"
+)
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 _CANNOT_STORE = "PostgreSQL cannot store this text (ids, names and authors may not hold NUL (\\x00) or lone surrogates)"
 _BAD_TEXT = (
@@ -191,7 +196,8 @@ class PostgresSessionStore(SessionStore):
             raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
         except asyncpg.PostgresError as exc:
             raise self._failure(StoreError, self._failed, exc)  # noqa: B904
-        except (OSError, TimeoutError, asyncpg.InterfaceError) as exc:
+        except (OSError, TimeoutError, asyncpg.InterfaceError, asyncpg.InternalClientError) as exc:
+            # InternalClientError: asyncpg's state after a connection dropped mid-statement
             raise self._failure(StoreError, f"cannot reach PostgreSQL database {self.where}", exc)  # noqa: B904
 
     @property
@@ -316,8 +322,8 @@ class PostgresSessionStore(SessionStore):
         fence = _FENCES.get().get((self._dsn, session_id))
         if fence is None:
             return None
-        if fence.conn.is_closed():
-            raise SessionBusy(session_id, _LOST)
+        if fence.conn.is_closed():  # the database or the network failed, not another run: worth a retry
+            raise StoreError(f"session {session_id!r}: {_DROPPED}", where=self.where)
         return fence.epoch
 
     async def _refused(self, conn: Any, session_id: str) -> NoReturn:
