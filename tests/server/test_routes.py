@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Callable
 
 import httpx
@@ -381,6 +382,35 @@ async def test_body_over_the_limit_answers_413(small_client: httpx.AsyncClient) 
     assert chunked.status_code == 413
     small = await small_client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "x" * 900})
     assert small.status_code == 200
+
+
+async def test_a_declared_body_over_the_limit_is_read_so_the_client_gets_its_413(
+    make_server: Callable[..., LiveServer],
+) -> None:
+    """Answered before its body was read, the client still sending saw the connection reset (issue 29, defect 6)."""
+    server = make_server(max_body_bytes=100_000, max_media_body_bytes=100_000)
+    body = b"x" * 3_000_000  # more than loopback buffers hold while the server answers
+    answers = []
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        for _ in range(10):
+            try:
+                answer = await http.post("/v1/sessions", content=body, headers={"Content-Type": "application/json"})
+                answers.append(answer.status_code)
+            except httpx.TransportError as exc:
+                answers.append(type(exc).__name__)
+    assert answers == [413] * 10
+
+
+def test_a_client_that_expects_100_continue_gets_the_413_before_it_sends(
+    make_server: Callable[..., LiveServer],
+) -> None:
+    server = make_server(max_body_bytes=100_000, max_media_body_bytes=100_000)
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(b"POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 3000000\r\nExpect: 100-continue\r\n\r\n")
+        head = conn.recv(65536)
+    assert head.startswith(b"HTTP/1.1 413 "), head
 
 
 async def test_cors_is_off_by_default(client: httpx.AsyncClient) -> None:
