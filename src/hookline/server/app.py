@@ -11,7 +11,7 @@ inspector's routes: titles, timelines, model calls, forks).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from hookline import __version__
 from hookline.agent import Agent
+from hookline.errors import ConfigError
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.blob_routes import blob_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
@@ -44,6 +45,7 @@ def create_app(
     cors_origins: list[str] | None = None,
     shutdown_grace: float = 10.0,
     deps: DepsFactory | None = None,
+    prepare_authors: Sequence[str] = (),
 ) -> FastAPI:
     """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
 
@@ -64,12 +66,18 @@ def create_app(
         deps: Builds the deps of each run and resume: `deps(context)` (sync or async) gets a
             `DepsContext` (`user`, `session_id`, `request`, `action`) and returns them
             (see `hookline.server.deps`). Needed when the agent has a `deps_type`.
+        prepare_authors: Authors besides `"user"` that `POST .../prepare` accepts (e.g. a front
+            end's editor recording the user's edits under its own name). Prepared parts join
+            their author's next event, so never name the agent or a tool here.
 
     Raises:
-        ConfigError: The agent has a `deps_type` and no `deps` factory is given.
+        ConfigError: The agent has a `deps_type` and no `deps` factory is given, or
+            `prepare_authors` is one string rather than a list of names.
 
     """
     factory = checked_deps_factory(agent, deps)
+    if isinstance(prepare_authors, str):
+        raise ConfigError(f"prepare_authors must be a list of author names, not the string {prepare_authors!r}")
     runs = RunManager(grace=shutdown_grace)
     store = store or agent.session_store
     context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs), deps=factory)
@@ -82,6 +90,7 @@ def create_app(
     )
     app.state.hookline = context
     app.state.titles = Titles()
+    app.state.prepare_authors = frozenset({"user", *prepare_authors})
     install_error_handlers(app)
     app.include_router(api)
     app.include_router(blob_api)
