@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -336,6 +337,24 @@ def test_sessions_go_to_postgres_when_hookline_database_url_is_set(
     assert not (tmp_path / "hookline.db").exists()
     assert invoke("sessions", "rm", "pg").exit_code == 0
     assert invoke("sessions", "show", "pg").exit_code == 3
+
+
+def test_reading_a_postgres_database_without_hooklines_tables_creates_none(postgres_url: str) -> None:
+    listed = invoke("sessions", "list", "--db", postgres_url)
+    assert listed.exit_code == 0, listed.stderr
+    assert "no sessions in postgresql://" in listed.stderr
+    assert invoke("sessions", "show", "s1", "--db", postgres_url).exit_code == ExitCode.SESSION
+    assert invoke("sessions", "export", "s1", "--db", postgres_url).exit_code == ExitCode.SESSION
+
+    async def tables() -> list[str]:
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            rows = await conn.fetch("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")
+        finally:
+            await conn.close()
+        return [row["table_name"] for row in rows]
+
+    assert asyncio.run(tables()) == [], "a read wrote nothing"
 
 
 def test_no_error_shows_a_dsn_password(postgres_url: str) -> None:

@@ -5,8 +5,8 @@ The pieces live beside it: `routes` (the API and the page), `auth` (tokens to us
 built from its request), `relay` (runs of other processes sharing a PostgreSQL store: live
 streams and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
-`blob_routes` (a session's stored images and files) and `inspect_routes` (the
-inspector's routes: titles, timelines, model calls, forks).
+`blob_routes` (a session's stored images and files), `inspect_routes` (the
+inspector's routes: titles, timelines, model calls, forks) and `readiness` (`/readyz`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.readiness import readiness
 from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
 from hookline.server.runs import RunManager
@@ -47,7 +48,7 @@ def create_app(
     deps: DepsFactory | None = None,
     prepare_authors: Sequence[str] = (),
 ) -> FastAPI:
-    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
+    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/openapi.json` and the page at `/`.
 
     Args:
         agent: The agent every run uses.
@@ -96,6 +97,7 @@ def create_app(
     app.include_router(blob_api)
     app.include_router(inspect_api)
     app.include_router(public)
+    app.include_router(readiness)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     limits = (max_body_bytes, max_media_body_bytes)
     _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, limits, cors_origins)

@@ -154,8 +154,9 @@ class PostgresSessionStore(SessionStore):
         max_size: Connections each pool opens at most.
 
     A pool opens lazily on first use in each event loop, and creates or upgrades the
-    schema; it closes when that loop ends, or on `aclose()`. Text is stored as given, NUL
-    included (parts, metadata and state are `json` columns).
+    schema (each new connection checks it, so a database dropped and created again gets its
+    tables back as the pool reconnects); it closes when that loop ends, or on `aclose()`.
+    Text is stored as given, NUL included (parts, metadata and state are `json` columns).
 
     Raises:
         ConfigError: No DSN, or one that is not a `postgresql://` URL.
@@ -258,16 +259,12 @@ class PostgresSessionStore(SessionStore):
     async def _open_pool(self) -> Any:
         min_size, max_size = self._sizes
         try:
-            pool = await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size, server_settings=_SETTINGS)
+            # init: each new connection checks the schema (one query), so a database recreated
+            # under a running server gets its tables again when the pool reconnects to it
+            return await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size,
+                                             server_settings=_SETTINGS, init=self._migrate)
         except ValueError as exc:  # asyncpg's DSN parser
             raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
-        try:
-            async with pool.acquire() as conn:
-                await self._migrate(conn)
-        except BaseException:
-            pool.terminate()
-            raise
-        return pool
 
     async def _close_at_loop_end(self, loop: asyncio.AbstractEventLoop, slot: _LoopPool) -> AsyncGenerator[None, None]:
         """Yield once, then close `slot`'s pool: at `aclose()`, or when `loop` shuts its generators down."""
@@ -508,6 +505,19 @@ class PostgresSessionStore(SessionStore):
                     _FENCES.reset(token)
         finally:
             await run_locks.release(key, holder)
+
+    async def has_schema(self) -> bool:
+        """Tell whether the database holds hookline's tables, without creating them (one connection, one query).
+
+        Every other method creates or upgrades the schema first; a reader that must not
+        write to a database that is not hookline's yet (`hookline sessions list`) asks this.
+        """
+        with self._errors():
+            conn = await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
+            try:
+                return bool(await _applied(conn))
+            finally:
+                await _close_connection(conn)
 
     async def run_active(self, session_id: str) -> bool:
         """Tell whether a run holds `session_id` now, in any process sharing the database.
