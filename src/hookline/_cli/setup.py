@@ -47,6 +47,10 @@ _NO_MODEL = (
 )
 
 
+_MODULE_HINT = "run hookline in the folder that holds it, or add that folder to PYTHONPATH"
+_FILE_HINT = "its folder {} is on the import path, so modules beside it import; install the missing one, or set PYTHONPATH"
+
+
 def build_agent(target: str | None, model: str | None) -> Agent:
     """Build the agent a command runs: the user's `module:attr`, or the default one on `model`.
 
@@ -117,12 +121,16 @@ def _import(module_name: str) -> object:
     # As uvicorn does: a module in the working directory imports without PYTHONPATH.
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
-    return _guarded(module_name, lambda: importlib.import_module(module_name))
+    return _guarded(module_name, lambda: importlib.import_module(module_name), _MODULE_HINT)
 
 
 def _load_file(path: str) -> object:
     if not os.path.isfile(path):
         raise ConfigError(f"--agent file {path!r} does not exist")
+    # As `python path/to/file.py` does: the modules beside the file import as they do there.
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     name = "_hookline_agent_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -135,16 +143,15 @@ def _load_file(path: str) -> object:
         loader.exec_module(module)
         return module
 
-    return _guarded(path, execute)
+    return _guarded(path, execute, _FILE_HINT.format(folder))
 
 
-def _guarded(what: str, load: Callable[[], object]) -> object:
+def _guarded(what: str, load: Callable[[], object], hint: str) -> object:
     try:
         return load()
     except ConfigError:
         raise
     except ImportError as exc:
-        hint = "run hookline where it lives or set PYTHONPATH"
         raise ConfigError(f"cannot import {what!r}: {exc}; {hint}") from exc
     except Exception as exc:
         raise ConfigError(f"importing {what!r} failed: {type(exc).__name__}: {exc}") from exc
