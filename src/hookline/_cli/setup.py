@@ -47,8 +47,10 @@ _NO_MODEL = (
 )
 
 
+_OFFLINE_DEFAULT = "local:smollm2"
 _MODULE_HINT = "run hookline in the folder that holds it, or add that folder to PYTHONPATH"
-_FILE_HINT = "its folder {} is on the import path, so modules beside it import; install the missing one, or set PYTHONPATH"
+_FILE_HINT = ("its folder {} is on the import path, so modules beside it import; install the missing one, "
+              "or set PYTHONPATH")
 
 
 def build_agent(target: str | None, model: str | None) -> Agent:
@@ -72,19 +74,31 @@ def build_agent(target: str | None, model: str | None) -> Agent:
 
 
 def _resolved(build: Callable[[], Model], spec: str) -> Model:
-    """`build()`, with the error of a missing offline model rewritten to say what to set."""
+    """`build()`, with the error of a missing offline default rewritten to say what to set.
+
+    Only the default: a model file the user named (`local:/path/to/model.gguf`, or
+    `HOOKLINE_LOCAL_MODEL`) keeps its own error, which names the file.
+    """
     try:
         return build()
     except ConfigError as exc:
-        if not spec.startswith("local:"):
+        from hookline.models.local import ENV_MODEL_PATH
+
+        if spec != _OFFLINE_DEFAULT or os.environ.get(ENV_MODEL_PATH):
             raise
         reason = str(exc).split(";", 1)[0].strip()
         raise ConfigError(_NO_MODEL.format(reason=reason)) from exc
 
 
 def uses_local_default(agent: Agent, model_option: str | None) -> bool:
-    """Tell whether the agent fell back to the offline model because nothing else was configured."""
-    return agent.model.provider == "local" and not model_option and not os.environ.get("HOOKLINE_MODEL")
+    """Tell whether the agent runs on the offline default because nothing else was configured.
+
+    An agent that names a model of its own does not, unless it names that very model
+    (`local:smollm2`), which looks the same from here.
+    """
+    if model_option or default_model_spec() != _OFFLINE_DEFAULT:
+        return False
+    return (agent.model.provider, agent.model.name) == ("local", "smollm2")
 
 
 def import_agent(target: str) -> Agent:
