@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import ipaddress
 import logging
 import os
 import socket
@@ -44,6 +43,7 @@ from rich.console import Console
 from hookline._cli.exits import ExitCode, UsageProblem
 from hookline._cli.interrupts import CommandLoop, quit_now, watchdog
 from hookline._cli.setup import _import, _is_path, _load_file, build_agent, open_store, store_location
+from hookline._hosts import is_loopback
 from hookline._redact import RedactingFilter, redact
 from hookline.agent import Agent
 from hookline.errors import ConfigError
@@ -101,16 +101,6 @@ def load_tokens(tokens_file: Path | None) -> dict[str, str]:
     if tokens_file is not None:
         tokens.update(read_tokens_file(tokens_file))
     return tokens
-
-
-def is_loopback(host: str) -> bool:
-    """Tell whether `host` is a loopback address (127.0.0.0/8, ::1) or `localhost`."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_host(host: str, tokens: dict[str, str]) -> None:
