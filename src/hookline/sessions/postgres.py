@@ -73,19 +73,17 @@ from hookline.errors import (
 )
 from hookline.events import Event
 from hookline.sessions import _postgres_sql as sql
-from hookline.sessions._blobs import take_media, unheld, wanted_digests
+from hookline.sessions._append import checked, seq_taken, stamped
+from hookline.sessions._blobs import unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
-    check_event,
     decode_events,
     decode_rows,
     decode_session,
     encode_event,
     encode_state,
-    merge_pending,
     new_id,
     poll_lock,
-    stamp,
     stored_state,
     utcnow,
 )
@@ -403,34 +401,31 @@ class PostgresSessionStore(SessionStore):
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
         """Append `events`, and replace the state with `state` (JSON) unless it is None."""
-        checked, blobs, named = take_media([check_event(e) for e in events])
-        authors = sorted({e.author for e in checked})
+        events, blobs, named = checked(events)
+        authors = sorted({e.author for e in events})
         now = utcnow()
         fence = self._fence(session_id)
         announced = len(session_id.encode("utf-8", "replace")) <= sql.NOTIFY_MAX_ID
         head_sql = sql.APPEND_HEAD_NOTIFY if announced else sql.APPEND_HEAD
         async with self._transaction() as conn:
-            head = await conn.fetch(head_sql, session_id, len(checked), now, authors, fence)
+            head = await conn.fetch(head_sql, session_id, len(events), now, authors, fence)
             if not head:
                 await self._refused(conn, session_id)
             await _keep_blobs(conn, session_id, blobs, named)
             pending = {e.author: e for e in decode_rows(r[1:] for r in head if r[1])}
-            first = int(head[0]["last_seq"]) - len(checked) + 1
-            stored = [
-                stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
-                for seq, e in enumerate(checked, start=first)
-            ]
+            first = int(head[0]["last_seq"]) - len(events) + 1
+            stored = stamped(events, pending, session_id=session_id, first=first, now=now)
             try:
                 await conn.executemany(sql.INSERT_EVENT, [encode_event(e) for e in stored])
             except asyncpg.UniqueViolationError as exc:
-                raise SessionBusy(session_id, "another writer took the same seq") from exc
+                raise seq_taken(session_id) from exc
             if state is not None:  # the row is locked and the fence checked: it updates
                 await conn.execute(sql.UPDATE_STATE, session_id, state, now, fence)
         return stored
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs, named = take_media([check_event(event)])
+        (event,), blobs, named = checked([event])
         now = utcnow()
         fence = self._fence(session_id)
         async with self._transaction() as conn:
