@@ -41,7 +41,7 @@ from hookline.tools import Tool, ToolFunction, as_tool, to_content
 from hookline.toolsets import ToolIndex
 from hookline.toolsets import Toolset as ToolProvider
 
-__all__ = ["Agent", "Instructions", "Interruption", "PromptRequest", "RunResult", "default_model_spec"]
+__all__ = ["Agent", "Instructions", "Interruption", "PromptRequest", "RunResult", "ToolCatalog", "default_model_spec"]
 
 Toolset = Sequence[Tool | ToolFunction | ToolProvider] | Callable[[State], Sequence[Tool | ToolFunction]] | None
 """Tools and toolsets (e.g. `MCPToolset`), or a function of the state picking tools (called before every model call)."""
@@ -54,6 +54,18 @@ def default_model_spec() -> str:
     if os.environ.get("OPENAI_API_KEY"):
         return "openai:gpt-4o-mini"
     return "local:smollm2"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCatalog:
+    """The tools an agent offers its model, as far as they can be told outside a run (`Agent.tool_catalog()`)."""
+
+    specs: tuple[ToolSpec, ...]
+    """Their specs, as a model request carries them (none when `chosen_per_turn`)."""
+    chosen_per_turn: bool = False
+    """A function of the state picks the tools before every model call: which, only a run knows."""
+    toolsets_offline: bool = False
+    """Its toolsets (e.g. MCP servers) are not connected now: `specs` holds only the plain tools."""
 
 
 class Agent:
@@ -169,6 +181,17 @@ class Agent:
         if tools is self._static_tools:
             return list(self._static_specs)
         return [t.spec for t in tools.values()]
+
+    def tool_catalog(self) -> ToolCatalog:
+        """The tools this agent offers, for a reader outside a run (e.g. the inspector rebuilding a model call)."""
+        if self._tool_picker is not None:
+            return ToolCatalog((), chosen_per_turn=True)
+        if self._tool_index is None:
+            return ToolCatalog(tuple(self._static_specs))
+        try:
+            return ToolCatalog(tuple(self.specs_for(self._tool_index.current())))
+        except ConfigError:  # not connected (`warm_up` connects them)
+            return ToolCatalog(tuple(self._static_specs), toolsets_offline=True)
 
     def _cached_tool(self, function: ToolFunction) -> Tool:
         key = id(function)

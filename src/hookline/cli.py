@@ -3,7 +3,7 @@
 ```
 hookline run "What is 2+3? Use the add tool."      answer on stdout, status on stderr
 hookline chat [--session ID]                       a REPL on a session
-hookline serve module:agent [--host --port --db]   the HTTP server
+hookline serve module:agent [--host --port --db --log-level]   the HTTP server
 hookline mcp [module:agent] [--http --port]        the agent as an MCP tool (stdio, or streamable HTTP)
 hookline sessions list | show ID | rm ID | export ID
 ```
@@ -25,19 +25,31 @@ The commands' work lives in `hookline._cli`, one module per command.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from hookline._cli.exits import ExitCode, report_errors
+from hookline._cli.exits import ExitCode, RedactingGroup, report_errors
 from hookline.mcp.cli import mcp_command
 
-__all__ = ["app", "main"]
+__all__ = ["LogLevel", "app", "main"]
+
+
+
+class LogLevel(StrEnum):
+    """The values of `hookline serve --log-level`."""
+
+    DEBUG = "debug"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
 
 app = typer.Typer(
     name="hookline",
+    cls=RedactingGroup,
     help="Run LLM agents as a tool loop whose every step is an event in a durable session log.",
     no_args_is_help=True,
     add_completion=False,
@@ -118,13 +130,17 @@ def serve(
     deps: Annotated[str | None, typer.Option("--deps", help="'module:function' building each run's deps from its "
                                              "request (a bare 'function': in the agent's module).",
                                              show_default=False)] = None,
+    log_level: Annotated[LogLevel, typer.Option("--log-level", case_sensitive=False,
+                                                help="The server log on stderr: hookline's and uvicorn's records "
+                                                "from this level up (warnings of any logger).")] = LogLevel.INFO,
     debug: Debug = False,
 ) -> None:
     """Serve an agent over HTTP (FastAPI): sessions, runs, server-sent events, a web page."""
     from hookline._cli.serve import ServeOptions, serve_command
 
+    options = ServeOptions(agent, model, host, port, db, tokens_file, deps, log_level.value)
     with report_errors(debug=debug):
-        _exit(serve_command(ServeOptions(agent, model, host, port, db, tokens_file, deps)))
+        _exit(serve_command(options))
 
 
 app.command("mcp")(mcp_command)  # hookline.mcp.cli imports typer only; the MCP SDK loads when it runs

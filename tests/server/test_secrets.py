@@ -8,10 +8,13 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
+from hookline import Agent, State, ToolCallPart, hook, tool
 from hookline._redact import redact
 from hookline.errors import HookError, ModelError, StoreError
+from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.server import create_app
 from hookline.server.errors import STORE_UNAVAILABLE, RedactingFilter, error_body
+from hookline.sessions import InMemorySessionStore
 from hookline.sessions.postgres import PostgresSessionStore
 from postgres_db import with_password
 
@@ -125,7 +128,72 @@ def test_the_server_log_is_redacted_message_and_traceback() -> None:
          "a known bearer token is required (Authorization: Bearer ...)"),
         ("token entry 2 is not 'token:user'", "token entry 2 is not 'token:user'"),
         ("http://127.0.0.1:8000/v1/sessions/a@b", "http://127.0.0.1:8000/v1/sessions/a@b"),
+        (f"hook failed: token={SECRET}", "hook failed: token=***"),
+        (f'GET /v1/sessions?access_token={SECRET} HTTP/1.1" 200', 'GET /v1/sessions?access_token=*** HTTP/1.1" 200'),
+        (f"postgresql://app:a/{SECRET}@db:5432/x", "postgresql://***@db:5432/x"),
+        (f"postgresql://app:a/b@{SECRET}@db/x?sslmode=require", "postgresql://***@db/x?sslmode=require"),
+        (f"client_secret={SECRET}", "client_secret=***"),
+        ("max_tokens=100, 412 tokens", "max_tokens=100, 412 tokens"),
     ],
 )
 def test_redact(text: str, expected: str) -> None:
     assert redact(text) == expected
+
+
+# -- issue 29, defect 7: a tool's exception, a hook's token, the added rules ------------------------
+
+
+@tool
+def warehouse() -> str:
+    """Reach the warehouse (it fails, quoting its credentials)."""
+    raise RuntimeError(f"cannot connect with password={SECRET}")
+
+
+@hook
+def leaky_hook(state: State) -> None:
+    if any("hook" in m.text for m in state.messages if m.role == "user"):
+        raise RuntimeError(f"the callback was refused: token={SECRET}")
+
+
+def _warehouse_script(request: ModelRequest) -> ModelResponse:
+    last = request.messages[-1]
+    if last.role == "user" and last.text == "tool":
+        return ModelResponse(tool_calls=[ToolCallPart(id="w1", name="warehouse", arguments={})])
+    return ModelResponse(text="done")
+
+
+@pytest.fixture
+async def leaky_client() -> AsyncIterator[httpx.AsyncClient]:
+    agent = Agent("leaky", model=FunctionModel(_warehouse_script), tools=[warehouse],
+                  hooks={"before_llm": [leaky_hook]})
+    server = LiveServer(create_app(agent, InMemorySessionStore(), tokens={})).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+            yield http
+    finally:
+        server.stop()
+
+
+async def test_a_tools_exception_reaches_no_answer_with_its_password(leaky_client: httpx.AsyncClient) -> None:
+    session_id = await new_session(leaky_client)
+    ran = await leaky_client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "tool"})
+    assert ran.status_code == 200, ran.text
+    events = await leaky_client.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})
+    streamed = await leaky_client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "tool"}, headers=SSE)
+    for answer in (ran, events, streamed):
+        assert SECRET not in answer.text
+    assert "warehouse failed: RuntimeError: cannot connect with password=***" in events.text
+
+
+async def test_a_hooks_token_reaches_no_answer(
+    leaky_client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    session_id = await new_session(leaky_client)
+    failed = await leaky_client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hook"})
+    assert failed.status_code == 500
+    assert failed.json()["error"] == "hook_failed"
+    assert "token=***" in failed.json()["message"]
+    events = await leaky_client.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})
+    for text in (failed.text, events.text, log_text(caplog.records)):
+        assert SECRET not in text

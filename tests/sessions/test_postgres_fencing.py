@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import asyncpg
 import pytest
 
-from hookline.errors import SessionBusy
+from hookline.errors import SessionBusy, StoreError
 from hookline.events import Event
 from hookline.messages import TextPart, ToolResultPart
 from hookline.sessions import SessionStore
@@ -83,7 +83,7 @@ async def lock_backend(admin: asyncpg.Connection, session_id: str) -> int:
 # --- deterministic: a lost lock, a newer holder, writes in flight ---------------------------------
 
 
-async def test_a_writer_whose_lock_was_lost_gets_session_busy_and_writes_nothing(
+async def test_a_writer_whose_lock_connection_dropped_gets_store_error_and_writes_nothing(
     open_store: Callable[[], SessionStore], admin: asyncpg.Connection
 ) -> None:
     holder, newer = open_store(), open_store()
@@ -105,8 +105,8 @@ async def test_a_writer_whose_lock_was_lost_gets_session_busy_and_writes_nothing
             lambda: holder.prepare_event(session.id, says("stale")),
             lambda: holder.update_state(session.id, {"stale": True}),
         ]
-        for write in writes:
-            with pytest.raises(SessionBusy, match="lost its run lock"):
+        for write in writes:  # a failure of the database, worth a retry: not "busy" (issue 29, defect 5)
+            with pytest.raises(StoreError, match="the connection holding this run's lock on the session dropped"):
                 await write()
         done.set()
         await newcomer

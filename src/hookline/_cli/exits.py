@@ -12,7 +12,9 @@ Scripts rely on the codes, so each error class maps to exactly one of them:
 | 130 | interrupted with Ctrl-C |
 
 Every line passes through `hookline._redact.redact`, so a DSN's password or a bearer token
-quoted by an error never reaches the terminal.
+quoted by an error never reaches the terminal; click's own usage errors too, which quote the
+argument they refuse (`hookline sessions list postgresql://user:password@host/db`, the
+DSN given without `--db`), through `RedactingGroup`.
 """
 
 from __future__ import annotations
@@ -22,13 +24,17 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from hookline._redact import redact
 from hookline.errors import ConfigError, HooklineError, MaxTurnsExceeded, ModelError, SessionBusy, SessionNotFound
 
-__all__ = ["ExitCode", "UsageProblem", "error", "exit_code_for", "key_variable", "one_line", "report_errors"]
+__all__ = [
+    "ExitCode", "RedactingGroup", "UsageProblem", "error", "exit_code_for", "key_variable", "one_line", "report_errors",
+]
 
 
 class ExitCode(IntEnum):
@@ -132,3 +138,27 @@ def report_errors(*, debug: bool = False) -> Iterator[None]:
             print(redact(traceback.format_exc()), end="", file=sys.stderr, flush=True)
         error(_describe(exc))
         raise typer.Exit(exit_code_for(exc)) from None
+
+
+class RedactingGroup(TyperGroup):
+    """The command group of `hookline`, whose usage errors (click's, printed by click) are redacted."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        """Parse the top-level options, a refused one's message redacted."""
+        with _redacted_usage():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the subcommand (parsing its arguments), a refused one's message redacted."""
+        with _redacted_usage():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def _redacted_usage() -> Iterator[None]:
+    try:
+        yield
+    except typer.TyperException as exc:  # click's exceptions, as typer carries them
+        if isinstance(message := getattr(exc, "message", None), str):
+            exc.message = redact(message)
+        raise

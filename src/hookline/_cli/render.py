@@ -2,7 +2,9 @@
 
 Status lines go to stderr, dim, tagged with their source (`[llm]`, `[tool]`, `[agent]`),
 so stdout carries only the answer and can be piped. On a terminal a spinner shows the
-latest status while the run is busy; elsewhere the lines are printed plainly.
+latest status while the run is busy; elsewhere the lines are printed plainly. Every line
+passes through `hookline._redact.redact`, a log written before a credential was redacted
+at its source included.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from hookline._redact import redact
 from hookline.events import Event
 from hookline.messages import (
     DocumentPart,
@@ -43,7 +46,7 @@ def is_shown(event: Event) -> bool:
 
 def status_line(event: Event) -> Text:
     """Render a status event as one dim line: `[llm] gpt-4o-mini answered: text, 12 tokens, 80 ms`."""
-    return Text.assemble((f"[{event.source or 'status'}] ", "dim cyan"), (event.text, "dim"))
+    return Text.assemble((f"[{event.source or 'status'}] ", "dim cyan"), (redact(event.text), "dim"))
 
 
 class StatusLines:
@@ -77,7 +80,7 @@ class StatusLines:
         if not self.quiet:
             self.console.print(status_line(event), soft_wrap=True)
         if self._spinner is not None:
-            self._spinner.update(Text(event.text))
+            self._spinner.update(Text(redact(event.text)))
 
     def pause(self) -> None:
         """Stop the spinner (before other output goes to the terminal)."""
@@ -94,20 +97,21 @@ class StatusLines:
 
 def _part_line(part: Part) -> Text:
     if isinstance(part, TextPart):
-        return Text(part.text)
+        return Text(redact(part.text))
     if isinstance(part, ToolCallPart):
-        shown = describe_call(part, inputs=True).removeprefix("running ")
+        shown = redact(describe_call(part, inputs=True).removeprefix("running "))
         return Text.assemble(("→ ", "yellow"), shown, (f"  [{part.id}]", "dim"))
     if isinstance(part, ToolResultPart):
         style = "red" if part.is_error else ""
-        line = Text.assemble(("← ", "yellow"), (f"{part.name or part.call_id}: ", "bold"), (part.content, style))
+        content = redact(part.content)
+        line = Text.assemble(("← ", "yellow"), (f"{part.name or part.call_id}: ", "bold"), (content, style))
         for media in part.attachments:
             line.append(f" [{describe_media(media)}]", style="dim")
         return line
     if isinstance(part, ImagePart | FilePart):
         return Text(f"[{describe_media(part)}]", style="dim")
     if isinstance(part, ReasoningPart):
-        return Text.assemble(("thinking: ", "dim"), (part.text or "(hidden)", "dim italic"))
+        return Text.assemble(("thinking: ", "dim"), (redact(part.text) or "(hidden)", "dim italic"))
     assert isinstance(part, DocumentPart)
     return Text.assemble(("document ", "dim"), (part.title, "bold"), f" ({len(part.text)} chars)")
 

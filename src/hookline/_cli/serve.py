@@ -12,6 +12,10 @@ with the user, the session id and the request). A bare `--deps function` is look
 the module of the agent (`hookline serve app.py:agent --deps tenant_deps`). Without it such
 an agent is refused before the server starts.
 
+The server logs to stderr: its own records (`hookline.server`: every 5xx with its
+traceback), uvicorn's (startup, one line per request) and any warning of the program,
+at `--log-level` (default `info`), every line passed through `hookline._redact.redact`.
+
 Ctrl-C (or SIGTERM) stops the server within 2 s: it stops taking connections, gives
 running runs `SHUTDOWN_GRACE` seconds to finish, then cancels them (each records "run
 cancelled", and its streams end with that line). uvicorn alone would first wait for every
@@ -24,10 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import ipaddress
+import logging
 import os
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +43,8 @@ from rich.console import Console
 from hookline._cli.exits import ExitCode, UsageProblem
 from hookline._cli.interrupts import CommandLoop, quit_now, watchdog
 from hookline._cli.setup import _import, _is_path, _load_file, build_agent, open_store, store_location
-from hookline._redact import redact
+from hookline._hosts import is_loopback
+from hookline._redact import RedactingFilter, redact
 from hookline.agent import Agent
 from hookline.errors import ConfigError
 from hookline.sessions import SessionStore
@@ -47,8 +54,8 @@ if TYPE_CHECKING:
     from hookline.server.runs import RunManager
 
 __all__ = [
-    "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback", "load_tokens",
-    "serve_command",
+    "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback",
+    "load_tokens", "logging_to_stderr", "serve_command",
 ]
 
 TOKENS_ENV = "HOOKLINE_TOKENS"
@@ -60,6 +67,9 @@ _STOP_LIMIT = 1.8
 """Seconds after Ctrl-C past which the process ends without waiting any more (a run ignoring cancellation)."""
 
 _BACKLOG = 2048  # connections waiting to be accepted, as uvicorn's default
+
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_LOGGERS = ("hookline", "uvicorn")
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,7 @@ class ServeOptions:
     db: str | None = None
     tokens_file: Path | None = None
     deps: str | None = None
+    log_level: str = "info"
 
 
 def load_tokens(tokens_file: Path | None) -> dict[str, str]:
@@ -90,16 +101,6 @@ def load_tokens(tokens_file: Path | None) -> dict[str, str]:
     if tokens_file is not None:
         tokens.update(read_tokens_file(tokens_file))
     return tokens
-
-
-def is_loopback(host: str) -> bool:
-    """Tell whether `host` is a loopback address (127.0.0.0/8, ::1) or `localhost`."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_host(host: str, tokens: dict[str, str]) -> None:
@@ -165,12 +166,38 @@ def serve_command(options: ServeOptions) -> ExitCode:
         if not tokens:
             stderr.print(f"no tokens configured: listening on loopback only; set {TOKENS_ENV}=token:user,... "
                          "or --tokens-file to require bearer tokens", style="yellow", soft_wrap=True)
-        _serve(uvicorn, app, options.host, sock)
+        with logging_to_stderr(options.log_level):
+            _serve(uvicorn, app, options, sock)
     return ExitCode.OK
 
 
-def _serve(uvicorn: Any, app: Any, host: str, sock: socket.socket) -> None:
-    config = uvicorn.Config(app, host=host, port=sock.getsockname()[1])
+@contextmanager
+def logging_to_stderr(level: str) -> Iterator[None]:
+    """Write the server's log to stderr while the block runs: hookline's and uvicorn's at `level`, warnings of any.
+
+    One redacting handler on the root logger, so every line of every logger is cleaned,
+    uvicorn's access lines (a query's `?access_token=...`) too.
+    """
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
+    root.addHandler(handler)
+    for name in _LOGGERS:
+        logging.getLogger(name).setLevel(level.upper())
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        for name, before in levels.items():
+            logging.getLogger(name).setLevel(before)
+
+
+def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket) -> None:
+    # log_config=None: uvicorn adds no handler of its own, its records reach the redacting one
+    config = uvicorn.Config(app, host=options.host, port=sock.getsockname()[1], log_config=None,
+                            log_level=options.log_level)
     server = uvicorn.Server(config)
     stop = server.handle_exit
     runs: RunManager = app.state.hookline.runs

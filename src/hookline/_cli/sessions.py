@@ -1,6 +1,7 @@
 """`hookline sessions list|show|rm|export`: read and delete stored sessions.
 
-Reading never creates a database: a SQLite file that does not exist holds no sessions.
+Reading never creates a database, nor its tables: a SQLite file that does not exist, or a
+PostgreSQL database without hookline's tables, holds no sessions (and is left as it was).
 Markers (the loop's own bookkeeping, e.g. that a tool call started) are neither shown
 nor exported.
 """
@@ -26,21 +27,31 @@ T = TypeVar("T")
 
 
 def _with_store(db: str | None, session_id: str | None, action: Callable[[SessionStore], Awaitable[T]]) -> T | None:
-    """Run `action` on the store; None when a SQLite file that does not exist is read."""
+    """Run `action` on the store; None when it holds no sessions (no SQLite file, no hookline tables)."""
     location = store_location(db)
     if not is_postgres(location) and not os.path.exists(location):
         if session_id is not None:
             raise SessionNotFound(session_id)
         return None
 
-    async def run() -> T:
+    async def run() -> T | None:
         store = open_store(location)
         try:
+            if not await _holds_tables(store):
+                if session_id is not None:
+                    raise SessionNotFound(session_id)
+                return None
             return await action(store)
         finally:
             await store.aclose()
 
     return asyncio.run(run())
+
+
+async def _holds_tables(store: SessionStore) -> bool:
+    """False for a PostgreSQL database without hookline's tables (asked without creating them)."""
+    has_schema = getattr(store, "has_schema", None)  # `PostgresSessionStore.has_schema`
+    return has_schema is None or bool(await has_schema())
 
 
 def list_sessions(db: str | None, *, as_json: bool, console: Console) -> None:

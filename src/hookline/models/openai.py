@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
 
@@ -33,8 +33,7 @@ from hookline.models._openai_shared import (
     ERRORS,
     NO_KEY,
     OPENAI_BASE_URL,
-    clients,
-    find_api_key,
+    OpenAISDKModel,
     is_openai,
     result_content,
     schema_name,
@@ -56,7 +55,7 @@ from hookline.models._render import (
 )
 from hookline.models._settings import TOOL_ONLY, usable
 from hookline.models._streaming import streamed
-from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
+from hookline.models.base import ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
 from hookline.usage import Usage
@@ -101,7 +100,7 @@ PRESETS: dict[str, Preset] = {
 """Known OpenAI-compatible providers by name, for `OpenAIModel.preset()`."""
 
 
-class OpenAIModel(Model):
+class OpenAIModel(OpenAISDKModel):
     """A model behind an OpenAI-compatible Chat Completions API.
 
     Args:
@@ -138,18 +137,12 @@ class OpenAIModel(Model):
         provider: str = "openai",
         send_reasoning: bool | None = None,
     ) -> None:
-        self.name = name
-        self.provider = provider
+        super().__init__(name, base_url, api_key, settings, retry=retry, http_client=http_client, timeout=timeout,
+                         provider=provider)
         if send_reasoning is None:
             send_reasoning = provider in PRESETS and PRESETS[provider].sends_reasoning
         self._reasoning_back = provider if send_reasoning else None
-        self.settings: JSONObject = dict(settings or {})
-        self.retry = retry or RetryPolicy()
-        if timeout is not None:
-            self.retry = replace(self.retry, timeout=timeout)
-        key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), "OpenAIModel")
         self._max_tokens_key = "max_completion_tokens" if is_openai(base_url) else "max_tokens"
-        self._clients = clients(key, base_url, self.retry.timeout, http_client)
 
     @classmethod
     def preset(cls, provider: str, name: str, *, api_key: str | None = None, **options: Any) -> OpenAIModel:
@@ -208,10 +201,6 @@ class OpenAIModel(Model):
         assembler = partial(_ChunkAssembler, self.name, self.provider)
         async for item in streamed(open_stream, assembler, ERRORS, self.provider, self.retry):
             yield item
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        await self._clients.aclose()
 
     def _body(self, request: ModelRequest, *, stream: bool) -> tuple[JSONObject, dict[str, str]]:
         """The request's parameters beside `model` and `messages`, and its extra HTTP headers."""

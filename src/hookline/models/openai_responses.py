@@ -16,10 +16,9 @@ module, as in `hookline.models.openai`, whose client, error table and key rules 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
 
@@ -31,8 +30,7 @@ from hookline.messages import FilePart, ImagePart, Message, ReasoningPart, ToolC
 from hookline.models._errors import converted, garbled, malformed, missing_sdk
 from hookline.models._openai_shared import (
     ERRORS,
-    clients,
-    find_api_key,
+    OpenAISDKModel,
     result_content,
     schema_name,
     strict_ok,
@@ -49,7 +47,7 @@ from hookline.models._render import (
 )
 from hookline.models._settings import TOOL_ONLY, left_out, usable
 from hookline.models._streaming import ReasoningJoin, streamed
-from hookline.models.base import Model, ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
+from hookline.models.base import ModelRequest, ModelResponse, ModelStreamEvent, ToolSpec
 from hookline.retry import RetryPolicy, with_retries
 from hookline.types import JSONObject
 from hookline.usage import Usage
@@ -69,7 +67,7 @@ _REASONING_MODELS = re.compile(r"(o\d|gpt-5|gpt-oss|codex)")
 _ENCRYPTED = "reasoning.encrypted_content"
 
 
-class OpenAIResponsesModel(Model):
+class OpenAIResponsesModel(OpenAISDKModel):
     """A model behind OpenAI's Responses API (`POST /v1/responses`).
 
     Args:
@@ -107,15 +105,9 @@ class OpenAIResponsesModel(Model):
         timeout: float | None = None,
         provider: str = "openai",
     ) -> None:
-        self.name = name
-        self.provider = provider
-        self.settings: JSONObject = dict(settings or {})
+        super().__init__(name, base_url, api_key, settings, retry=retry, http_client=http_client, timeout=timeout,
+                         provider=provider)
         self.reasoning = reasoning if reasoning is not None else bool(_REASONING_MODELS.match(name))
-        self.retry = retry or RetryPolicy()
-        if timeout is not None:
-            self.retry = replace(self.retry, timeout=timeout)
-        key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), "OpenAIResponsesModel")
-        self._clients = clients(key, base_url, self.retry.timeout, http_client)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""
@@ -146,10 +138,6 @@ class OpenAIResponsesModel(Model):
         assembler = partial(_EventAssembler, self.name, self.provider)
         async for item in streamed(open_stream, assembler, ERRORS, self.provider, self.retry):
             yield item
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections (an `http_client` you passed stays open)."""
-        await self._clients.aclose()
 
     def _body(self, request: ModelRequest) -> tuple[JSONObject, dict[str, str]]:
         """The request's parameters beside `model` and `stream`, and its extra HTTP headers."""

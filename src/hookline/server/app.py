@@ -6,13 +6,13 @@ events and their readers), `deps` (each run's deps, built from its request), `re
 of other processes sharing the store: `watcher` follows their logs, `live_bus` carries their
 live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
-`blob_routes` (a session's stored images and files) and `inspect_routes` (the
-inspector's routes: titles, timelines, model calls, forks).
+`blob_routes` (a session's stored images and files), `inspect_routes` (the
+inspector's routes: titles, timelines, model calls, forks) and `readiness` (`/readyz`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
@@ -21,12 +21,14 @@ from fastapi.staticfiles import StaticFiles
 
 from hookline import __version__
 from hookline.agent import Agent
+from hookline.errors import ConfigError
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.blob_routes import blob_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.readiness import readiness
 from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
 from hookline.server.runs import RunManager
@@ -46,8 +48,9 @@ def create_app(
     shutdown_grace: float = 10.0,
     deps: DepsFactory | None = None,
     keepalive: float = 15.0,
+    prepare_authors: Sequence[str] = (),
 ) -> FastAPI:
-    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/openapi.json` and the web page at `/`.
+    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/openapi.json` and the page at `/`.
 
     Args:
         agent: The agent every run uses.
@@ -68,12 +71,18 @@ def create_app(
             (see `hookline.server.deps`). Needed when the agent has a `deps_type`.
         keepalive: Seconds an event stream may stay silent before it sends a keepalive comment
             (`: keepalive`), so that proxies keep it open.
+        prepare_authors: Authors besides `"user"` that `POST .../prepare` accepts (e.g. a front
+            end's editor recording the user's edits under its own name). Prepared parts join
+            their author's next event, so never name the agent or a tool here.
 
     Raises:
-        ConfigError: The agent has a `deps_type` and no `deps` factory is given.
+        ConfigError: The agent has a `deps_type` and no `deps` factory is given, or
+            `prepare_authors` is one string rather than a list of names.
 
     """
     factory = checked_deps_factory(agent, deps)
+    if isinstance(prepare_authors, str):
+        raise ConfigError(f"prepare_authors must be a list of author names, not the string {prepare_authors!r}")
     runs = RunManager(grace=shutdown_grace)
     store = store or agent.session_store
     context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs), deps=factory,
@@ -87,11 +96,13 @@ def create_app(
     )
     app.state.hookline = context
     app.state.titles = Titles()
+    app.state.prepare_authors = frozenset({"user", *prepare_authors})
     install_error_handlers(app)
     app.include_router(api)
     app.include_router(blob_api)
     app.include_router(inspect_api)
     app.include_router(public)
+    app.include_router(readiness)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     limits = (max_body_bytes, max_media_body_bytes)
     _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, limits, cors_origins)

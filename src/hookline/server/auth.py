@@ -40,7 +40,7 @@ __all__ = [
 DEFAULT_USER = "default"
 """The user of every request when no tokens are configured."""
 
-PUBLIC_PATHS = frozenset({"/", "/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
 """Paths served without a token (plus everything under `/static/`)."""
 
 _USER_KEY = "hookline.user"

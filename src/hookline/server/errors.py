@@ -13,7 +13,8 @@ failed inside (the database, its address, its own error) goes to the server log.
 
 No answer and no log line carries a credential: every message goes through
 `hookline._redact.redact`, and the `hookline.server` logger redacts its records (message
-and traceback) with `RedactingFilter`.
+and traceback) with `RedactingFilter`, whatever handler the program gives it. A 503 says
+when to try again (`Retry-After`): what failed is the store's connection, not the request.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from hookline._redact import redact
+from hookline._redact import RedactingFilter, redact
 from hookline.errors import (
     ConfigError,
     HookError,
@@ -41,6 +42,7 @@ from hookline.server.deps import DepsFailed
 from hookline.server.schemas import ErrorBody, ValidationIssue
 
 __all__ = [
+    "RETRY_AFTER",
     "STORE_UNAVAILABLE",
     "RedactingFilter",
     "error_body",
@@ -53,21 +55,8 @@ __all__ = [
 STORE_UNAVAILABLE = "the session store is unavailable; try again later (the server log says why)"
 """The message of every 503 `store_unavailable`: the store's own error stays in the server log."""
 
-
-class RedactingFilter(logging.Filter):
-    """Take credentials out of a log record: its message, and its traceback (formatted here, then dropped)."""
-
-    _formatter = logging.Formatter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Redact `record` in place; keep it."""
-        record.msg, record.args = redact(record.getMessage()), None
-        if record.exc_info:
-            record.exc_text = self._formatter.formatException(record.exc_info)
-            record.exc_info = None  # a handler formatting it again would see the unredacted text
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        return True
+RETRY_AFTER = "1"
+"""The `Retry-After` (seconds) of a 503: a dropped connection is opened again on the next request."""
 
 
 logger = logging.getLogger("hookline.server")
@@ -126,7 +115,7 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     status, body = error_body(exc)
     if status >= 500:
         logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
-    return error_response(body, status)
+    return error_response(body, status, {"Retry-After": RETRY_AFTER} if status == 503 else None)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 
 from hookline.agent import Agent
 from hookline.conversation import user_actions_as_text
-from hookline.errors import ConfigError
 from hookline.events import Event, run_end
 from hookline.messages import Message, ToolResultPart
 from hookline.models import ToolSpec
@@ -252,19 +251,14 @@ def _instructions(agent: Agent, notes: list[str]) -> list[Message]:
 
 
 def _tools(agent: Agent, notes: list[str]) -> list[ToolSpec]:
-    # The agent keeps how its tools are chosen to itself; the inspector must tell the cases apart.
-    if agent._tool_picker is not None:
+    catalog = agent.tool_catalog()
+    if catalog.chosen_per_turn:
         notes.append("tools: chosen for each call by a function of the state, which the log does not record; "
                      "left out above")
-        return []
-    tools = agent._static_tools
-    if agent._tool_index is not None:
-        try:
-            tools = agent._tool_index.current()
-        except ConfigError:
-            notes.append("tools: the toolsets (e.g. MCP servers) are not connected now; only the plain tools "
-                         "are listed")
-    return agent.specs_for(tools)
+    elif catalog.toolsets_offline:
+        notes.append("tools: the toolsets (e.g. MCP servers) are not connected now; only the plain tools "
+                     "are listed")
+    return list(catalog.specs)
 
 
 def _failure_after(events: Sequence[Event], call: CallEvents) -> str | None:

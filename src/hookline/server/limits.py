@@ -4,10 +4,14 @@ The routes that take images and files (a run's attachments, a prepared event's p
 a limit of their own, `media_max_bytes`: base64 makes bytes a third larger, and a photo
 is megabytes where any other body is kilobytes. The 413 names the limit and its setting.
 
-A declared `Content-Length` over the limit is refused without reading a byte. A body sent
-without one (chunked) is read up to the limit; past it the rest is read and dropped (up to
-`drain` bytes more, so the client, still sending, can read the 413 rather than see the
-connection reset), then refused. A body within the limit is handed on unchanged.
+A body over the limit is read and dropped before the 413 is sent: the server closes the
+connection after it, and closing a socket that holds unread bytes resets it, so a client
+still sending would see the reset and never read the 413. A declared `Content-Length` over
+the limit is refused without a byte handed on; a body sent without one (chunked) is read up
+to the limit. Either way at most `drain` bytes past the limit are read and dropped: a
+larger body may still meet the reset. A client that sends `Expect: 100-continue` is
+answered at once, its body unread: it waits for that answer before it sends one. A body
+within the limit is handed on unchanged.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ class BodyLimitMiddleware:
     Args:
         app: The application to guard.
         max_bytes: The largest body accepted, in bytes.
-        drain: How many bytes past the limit of a chunked body are read and dropped before the 413.
+        drain: How many bytes past the limit are read and dropped before the 413.
         media_max_bytes: The largest body of a POST to a `MEDIA_ROUTE`; None: `max_bytes`.
 
     """
@@ -51,13 +55,14 @@ class BodyLimitMiddleware:
             return
         limit, setting = self._limit_of(scope)
         declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
-        if declared is not None:
-            if not declared.strip().isdigit():
-                await self._refuse(scope, receive, send, 400, "the Content-Length header is not a number")
-                return
-            if int(declared) > limit:
-                await self._refuse(scope, receive, send, 413, _too_large(limit, setting))
-                return
+        if declared is not None and not declared.strip().isdigit():
+            await self._refuse(scope, receive, send, 400, "the Content-Length header is not a number")
+            return
+        if declared is not None and int(declared) > limit:
+            if not _waits_to_send(scope):
+                await _drain(receive, limit + self.drain)
+            await self._refuse(scope, receive, send, 413, _too_large(limit, setting))
+            return
         body, messages = 0, []
         while True:
             message = await receive()
@@ -66,7 +71,8 @@ class BodyLimitMiddleware:
                 break
             body += len(message.get("body", b""))
             if body > limit:
-                await _drain(receive, message, self.drain)
+                if message.get("more_body", False):
+                    await _drain(receive, self.drain)
                 await self._refuse(scope, receive, send, 413, _too_large(limit, setting))
                 return
             if not message.get("more_body", False):
@@ -90,13 +96,20 @@ def _too_large(limit: int, setting: str) -> str:
     return f"the request body is larger than {limit} bytes, this server's limit ({setting}): send less"
 
 
-async def _drain(receive: Receive, message: Message, budget: int) -> None:
+def _waits_to_send(scope: Scope) -> bool:
+    """Whether the client asked `Expect: 100-continue`: it sends its body only once told to."""
+    return any(k == b"expect" and v.strip().lower() == b"100-continue" for k, v in scope["headers"])
+
+
+async def _drain(receive: Receive, budget: int) -> None:
     """Read and drop the rest of a body, up to `budget` bytes."""
-    while message.get("more_body", False) and budget > 0:
+    while budget > 0:
         message = await receive()
         if message["type"] != "http.request":
             return
         budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

@@ -32,7 +32,7 @@ from pydantic import TypeAdapter
 from hookline import __version__
 from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest, RunResult
-from hookline.errors import ConfigError, SessionBusy
+from hookline.errors import ConfigError, InvalidEvent, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
 from hookline.resume import parse_approvals
 from hookline.server.auth import current_user
@@ -54,6 +54,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 _SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
 _RUN_GOING_ON = "a run on it is going on, in this or another server process; delete it once the run has ended"
 _NOT_RUNNING = "no run is going on in session {!r}, in this server process or any other"
+_NOT_PREPARABLE = "{!r} may not prepare parts here: they would join its next event as its own; expected one of {}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,13 +204,22 @@ async def cancel_run(context: Ctx, user: User, session_id: SessionId) -> Respons
 
 
 @api.post("/sessions/{session_id}/prepare", response_model=Event, responses=_errors(401, 404, 413, 422))
-async def prepare_event(context: Ctx, user: User, session_id: SessionId, event: Event) -> Response:
+async def prepare_event(
+    context: Ctx, user: User, session_id: SessionId, event: Event, request: Request
+) -> Response:
     """Add an event's parts to its author's pending (partial) event; answer the partial event.
 
     The store fills `id`, `session_id`, `seq` and `created_at`; values sent for them are ignored.
+    Only the user prepares: `author` must be `"user"`, or an author the app declares
+    (`create_app(prepare_authors=...)`), since the parts join that author's next event (the
+    agent's message, a tool's result) as though it wrote them. A tool result must answer a
+    tool call prepared before it that has no result yet. Either way 422, and nothing is kept.
     An image or file part naming a `blob` (without `data`) the session does not hold answers 422.
     """
     await _owned(context, session_id, user)
+    if event.author not in request.app.state.prepare_authors:
+        raise InvalidEvent(_NOT_PREPARABLE.format(event.author, sorted(request.app.state.prepare_authors)),
+                           field="author")
     event = event.model_copy(update={"id": None, "session_id": None, "seq": None, "created_at": None})
     await check_held(context.store, session_id, event)
     return json_response(event_without_stored_bytes(await context.store.prepare_event(session_id, event)))

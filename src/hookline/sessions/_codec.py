@@ -35,7 +35,7 @@ from pydantic_core import PydanticSerializationError
 
 from hookline.errors import ConfigError, InvalidEvent, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
-from hookline.messages import Part, without_validation
+from hookline.messages import Part, ToolCallPart, ToolResultPart, without_validation
 from hookline.sessions.base import Session
 from hookline.types import Role, View
 
@@ -56,6 +56,7 @@ __all__ = [
     "new_id",
     "poll_lock",
     "stamp",
+    "stored_state",
     "utcnow",
 ]
 
@@ -176,7 +177,14 @@ def accumulate(pending: Event | None, event: Event, *, session_id: str, now: dat
     ones win), and kind, role and source follow the latest prepared event. The partial
     event keeps the id and `created_at` of the first prepare; it has no `seq`, as it is
     not in the log yet.
+
+    Raises:
+        InvalidEvent: A tool result answers no tool call prepared before it (pending, or
+            earlier in `event`), or one already answered: merged into the author's next
+            event it would be an orphan result, or a second one, in a real message.
+
     """
+    _check_prepared_results(pending.parts if pending is not None else [], event.parts)
     if pending is None:
         return event.model_copy(
             update={
@@ -198,6 +206,20 @@ def accumulate(pending: Event | None, event: Event, *, session_id: str, now: dat
             "metadata": {**pending.metadata, **event.metadata},
         }
     )
+
+
+def _check_prepared_results(pending: Sequence[Part], parts: Sequence[Part]) -> None:
+    unanswered = {p.id for p in pending if isinstance(p, ToolCallPart)}
+    unanswered -= {p.call_id for p in pending if isinstance(p, ToolResultPart)}
+    for index, part in enumerate(parts):
+        if isinstance(part, ToolCallPart):
+            unanswered.add(part.id)
+        elif isinstance(part, ToolResultPart):
+            if part.call_id not in unanswered:
+                raise InvalidEvent(f"a prepared tool result must answer a tool call prepared before it (in this "
+                                   f"event or an earlier prepare of its author) that has no result yet; "
+                                   f"{part.call_id!r} is none", field=f"parts.{index}.call_id")
+            unanswered.discard(part.call_id)
 
 
 def merge_pending(pending: Event | None, event: Event) -> Event:
@@ -266,6 +288,15 @@ def _replace_surrogates(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_replace_surrogates(v) for v in value]
     return value
+
+
+def stored_state(state: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Return the state a store keeps of `state` (a copy, lone surrogates as U+FFFD) and its JSON.
+
+    What `create` answers: the caller's own dict may hold what the store could not keep.
+    """
+    encoded = encode_state(state)
+    return json.loads(encoded), encoded
 
 
 def encode_state(state: dict[str, Any]) -> str:

@@ -22,16 +22,14 @@ from typing_extensions import override
 
 from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import EVENTS_ADAPTER, Event, select_view
-from hookline.sessions._blobs import take_media, unheld, wanted_digests
+from hookline.sessions._append import checked, stamped
+from hookline.sessions._blobs import unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
-    check_event,
     decode_parts,
     encode_event,
-    encode_state,
-    merge_pending,
     new_id,
-    stamp,
+    stored_state,
     utcnow,
 )
 from hookline.sessions.base import Blob, Session, SessionStore
@@ -83,8 +81,7 @@ def _copies(events: list[Event]) -> list[Event]:
 
 def _as_stored_state(state: dict[str, Any]) -> dict[str, Any]:
     """Return `state` as a database would give it back (through JSON)."""
-    result: dict[str, Any] = json.loads(encode_state(state))
-    return result
+    return stored_state(state)[0]
 
 
 class _RunLocks:
@@ -209,25 +206,24 @@ class InMemorySessionStore(SessionStore):
 
     @override
     async def append_events(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        checked, blobs, named = take_media([check_event(e) for e in events])
+        events, blobs, named = checked(events)
         now = utcnow()
         with self._mutex:
             record = self._record(session_id)
             record.check_held(named)
             # Merged into copies: a batch that fails to encode leaves the pending parts.
             pending = dict(record.pending)
-            stamped = [stamp(merge_pending(pending.pop(event.author, None), event), session_id=session_id,
-                             seq=seq, now=now) for seq, event in enumerate(checked, start=len(record.log) + 1)]
+            stored = stamped(events, pending, session_id=session_id, first=len(record.log) + 1, now=now)
             # What is kept is rebuilt from JSON, so the stamped events are the caller's to keep.
-            record.log.extend([_as_stored(event) for event in stamped])
+            record.log.extend([_as_stored(event) for event in stored])
             record.pending = pending
             record.keep(blobs)
             record.session.updated_at = now
-            return stamped
+            return stored
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs, named = take_media([check_event(event)])
+        (event,), blobs, named = checked([event])
         now = utcnow()
         with self._mutex:
             record = self._record(session_id)

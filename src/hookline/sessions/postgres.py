@@ -21,11 +21,12 @@ session row (`lock_epoch`); every write made under the lock (by the task that ho
 through a context variable) updates that row only `WHERE lock_epoch <= its epoch`. Two
 things follow. The stamp is an `UPDATE` of the row each in-flight write has locked, so the
 new holder waits for any such commit before it reads the log. And a writer whose lock was
-lost, whose session a newer run has stamped, writes nothing: it gets `SessionBusy` (at
-once if its lock connection is seen closed). Epochs come from one sequence, not from
-`lock_epoch + 1`, because a run may lock an id before its session exists: `create` under
-the lock stamps the new row. Writes without a lock (`prepare_event` from a front end, user
-code) are not fenced and work as before.
+lost writes nothing: one whose session a newer run has stamped gets `SessionBusy`; one
+whose lock connection is seen closed gets `StoreError` at once (the database or the network
+failed, and a retry takes the session again unless another run holds it by then). Epochs
+come from one sequence, not from `lock_epoch + 1`, because a run may lock an id before its
+session exists: `create` under the lock stamps the new row. Writes without a lock
+(`prepare_event` from a front end, user code) are not fenced and work as before.
 
 We chose this over the other sound design, running the run's writes on the lock's own
 connection (the lock and the in-flight commit would then die together), because a
@@ -72,19 +73,18 @@ from hookline.errors import (
 )
 from hookline.events import Event
 from hookline.sessions import _postgres_sql as sql
-from hookline.sessions._blobs import take_media, unheld, wanted_digests
+from hookline.sessions._append import checked, seq_taken, stamped
+from hookline.sessions._blobs import unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
-    check_event,
     decode_events,
     decode_rows,
     decode_session,
     encode_event,
     encode_state,
-    merge_pending,
     new_id,
     poll_lock,
-    stamp,
+    stored_state,
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
@@ -104,7 +104,11 @@ EVENTS_CHANNEL = sql.EVENTS_CHANNEL
 _SETTINGS = {"timezone": "UTC", "application_name": "hookline"}
 _MIGRATION_LOCK = (0x686F6F6B, 1)  # two-int advisory key ("hook", 1): apart from run locks
 _CLOSE_TIMEOUT = 2.0
-_LOST = "this run lost its run lock (its connection dropped, or a newer run took the session); nothing was written"
+_LOST = "this run lost its run lock (a newer run took the session); nothing was written"
+_DROPPED = (
+    "the connection holding this run's lock on the session dropped, so the run no longer holds it; nothing was "
+    "written: run again"
+)
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 _CANNOT_STORE = "PostgreSQL cannot store this text (ids, names and authors may not hold NUL (\\x00) or lone surrogates)"
 _BAD_TEXT = (
@@ -148,8 +152,9 @@ class PostgresSessionStore(SessionStore):
         max_size: Connections each pool opens at most.
 
     A pool opens lazily on first use in each event loop, and creates or upgrades the
-    schema; it closes when that loop ends, or on `aclose()`. Text is stored as given, NUL
-    included (parts, metadata and state are `json` columns).
+    schema (each new connection checks it, so a database dropped and created again gets its
+    tables back as the pool reconnects); it closes when that loop ends, or on `aclose()`.
+    Text is stored as given, NUL included (parts, metadata and state are `json` columns).
 
     Raises:
         ConfigError: No DSN, or one that is not a `postgresql://` URL.
@@ -190,7 +195,8 @@ class PostgresSessionStore(SessionStore):
             raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
         except asyncpg.PostgresError as exc:
             raise self._failure(StoreError, self._failed, exc)  # noqa: B904
-        except (OSError, TimeoutError, asyncpg.InterfaceError) as exc:
+        except (OSError, TimeoutError, asyncpg.InterfaceError, asyncpg.InternalClientError) as exc:
+            # InternalClientError: asyncpg's state after a connection dropped mid-statement
             raise self._failure(StoreError, f"cannot reach PostgreSQL database {self.where}", exc)  # noqa: B904
 
     @property
@@ -251,16 +257,12 @@ class PostgresSessionStore(SessionStore):
     async def _open_pool(self) -> Any:
         min_size, max_size = self._sizes
         try:
-            pool = await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size, server_settings=_SETTINGS)
+            # init: each new connection checks the schema (one query), so a database recreated
+            # under a running server gets its tables again when the pool reconnects to it
+            return await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size,
+                                             server_settings=_SETTINGS, init=self._migrate)
         except ValueError as exc:  # asyncpg's DSN parser
             raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
-        try:
-            async with pool.acquire() as conn:
-                await self._migrate(conn)
-        except BaseException:
-            pool.terminate()
-            raise
-        return pool
 
     async def _close_at_loop_end(self, loop: asyncio.AbstractEventLoop, slot: _LoopPool) -> AsyncGenerator[None, None]:
         """Yield once, then close `slot`'s pool: at `aclose()`, or when `loop` shuts its generators down."""
@@ -315,8 +317,8 @@ class PostgresSessionStore(SessionStore):
         fence = _FENCES.get().get((self._dsn, session_id))
         if fence is None:
             return None
-        if fence.conn.is_closed():
-            raise SessionBusy(session_id, _LOST)
+        if fence.conn.is_closed():  # the database or the network failed, not another run: worth a retry
+            raise StoreError(f"session {session_id!r}: {_DROPPED}", where=self.where)
         return fence.epoch
 
     async def _refused(self, conn: Any, session_id: str) -> NoReturn:
@@ -336,9 +338,10 @@ class PostgresSessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
+        kept, encoded = stored_state(state or {})
+        session = Session(id=session_id or new_id(), app=app, user=user, state=kept)
         session.created_at = session.updated_at = utcnow()
-        row = (session.id, app, user, encode_state(session.state), session.created_at, session.created_at)
+        row = (session.id, app, user, encoded, session.created_at, session.created_at)
         async with self._transaction() as conn:
             try:
                 await conn.execute(sql.INSERT_SESSION, *row, self._fence(session.id))
@@ -398,34 +401,31 @@ class PostgresSessionStore(SessionStore):
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
         """Append `events`, and replace the state with `state` (JSON) unless it is None."""
-        checked, blobs, named = take_media([check_event(e) for e in events])
-        authors = sorted({e.author for e in checked})
+        events, blobs, named = checked(events)
+        authors = sorted({e.author for e in events})
         now = utcnow()
         fence = self._fence(session_id)
         announced = len(session_id.encode("utf-8", "replace")) <= sql.NOTIFY_MAX_ID
         head_sql = sql.APPEND_HEAD_NOTIFY if announced else sql.APPEND_HEAD
         async with self._transaction() as conn:
-            head = await conn.fetch(head_sql, session_id, len(checked), now, authors, fence)
+            head = await conn.fetch(head_sql, session_id, len(events), now, authors, fence)
             if not head:
                 await self._refused(conn, session_id)
             await _keep_blobs(conn, session_id, blobs, named)
             pending = {e.author: e for e in decode_rows(r[1:] for r in head if r[1])}
-            first = int(head[0]["last_seq"]) - len(checked) + 1
-            stored = [
-                stamp(merge_pending(pending.pop(e.author, None), e), session_id=session_id, seq=seq, now=now)
-                for seq, e in enumerate(checked, start=first)
-            ]
+            first = int(head[0]["last_seq"]) - len(events) + 1
+            stored = stamped(events, pending, session_id=session_id, first=first, now=now)
             try:
                 await conn.executemany(sql.INSERT_EVENT, [encode_event(e) for e in stored])
             except asyncpg.UniqueViolationError as exc:
-                raise SessionBusy(session_id, "another writer took the same seq") from exc
+                raise seq_taken(session_id) from exc
             if state is not None:  # the row is locked and the fence checked: it updates
                 await conn.execute(sql.UPDATE_STATE, session_id, state, now, fence)
         return stored
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs, named = take_media([check_event(event)])
+        (event,), blobs, named = checked([event])
         now = utcnow()
         fence = self._fence(session_id)
         async with self._transaction() as conn:
@@ -500,6 +500,19 @@ class PostgresSessionStore(SessionStore):
                     _FENCES.reset(token)
         finally:
             await run_locks.release(key, holder)
+
+    async def has_schema(self) -> bool:
+        """Tell whether the database holds hookline's tables, without creating them (one connection, one query).
+
+        Every other method creates or upgrades the schema first; a reader that must not
+        write to a database that is not hookline's yet (`hookline sessions list`) asks this.
+        """
+        with self._errors():
+            conn = await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
+            try:
+                return bool(await _applied(conn))
+            finally:
+                await _close_connection(conn)
 
     @override
     async def run_active(self, session_id: str) -> bool:

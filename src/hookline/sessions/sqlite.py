@@ -48,20 +48,20 @@ from typing_extensions import override
 from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound, StoreError
 from hookline.events import Event
 from hookline.sessions import _sqlite_sql as sql
-from hookline.sessions._blobs import take_media, unheld, wanted_digests
+from hookline.sessions._append import checked, seq_taken, with_prepared
+from hookline.sessions._blobs import unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
-    check_event,
     decode_events,
     decode_rows,
     decode_session,
     encode_event,
     encode_state,
     iso,
-    merge_pending,
     new_id,
     poll_lock,
     stamp,
+    stored_state,
     utcnow,
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
@@ -204,9 +204,10 @@ class SQLiteSessionStore(SessionStore):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
     ) -> Session:
-        session = Session(id=session_id or new_id(), app=app, user=user, state=dict(state or {}))
+        kept, encoded = stored_state(state or {})
+        session = Session(id=session_id or new_id(), app=app, user=user, state=kept)
         session.created_at = session.updated_at = utcnow()
-        row = _session_row(session.id, app, user, session.state, session.created_at)
+        row = _session_row(session.id, app, user, encoded, session.created_at)
 
         def insert(db: sqlite3.Connection) -> None:
             try:
@@ -240,7 +241,7 @@ class SQLiteSessionStore(SessionStore):
         is true) is read again by the same job.
         """
         params = {"session_id": session_id, "user": user, "after_seq": 0}
-        new = _session_row(session_id, app, user or "default", {}, utcnow()) if create else None
+        new = _session_row(session_id, app, user or "default", "{}", utcnow()) if create else None
         job = Job(asyncio.get_running_loop())
         job.work = partial(_open, params, new, job)
         rows = await self._run(job)
@@ -279,25 +280,25 @@ class SQLiteSessionStore(SessionStore):
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
         """Append `events`, and replace the state with `state` (JSON) unless it is None."""
-        checked, blobs, named = take_media([check_event(e) for e in events])
+        events, blobs, named = checked(events)
         now = utcnow()
         # Stamped and encoded here, so the store's thread only binds the rows (and merges in
         # an author's prepared parts, when there are some).
-        stamped = [stamp(e, session_id=session_id, seq=0, now=now) for e in checked]
+        stored = [stamp(e, session_id=session_id, seq=0, now=now) for e in events]
         created = iso(now)
-        rows = _event_rows(stamped, created)
-        bump = {"session_id": session_id, "count": len(checked), "updated_at": created, "state": state}
+        rows = _event_rows(stored, created)
+        bump = {"session_id": session_id, "count": len(events), "updated_at": created, "state": state}
         statement = sql.BUMP if state is None else sql.BUMP_AND_SAVE_STATE
-        first, merged = await self._transaction(partial(_append, statement, bump, stamped, rows, blobs, named))
+        first, merged = await self._transaction(partial(_append, statement, bump, stored, rows, blobs, named))
         for index, event in merged.items():
-            stamped[index] = event
-        for seq, event in enumerate(stamped, first):
+            stored[index] = event
+        for seq, event in enumerate(stored, first):
             event.seq = seq
-        return stamped
+        return stored
 
     @override
     async def prepare_event(self, session_id: str, event: Event) -> Event:
-        (event,), blobs, named = take_media([check_event(event)])
+        (event,), blobs, named = checked([event])
         now = utcnow()
 
         def prepare(db: sqlite3.Connection) -> Event:
@@ -502,10 +503,10 @@ def _open(params: Mapping[str, Any], new: Mapping[str, Any] | None, job: Job, db
     return _fetch(_OPEN, params, db)
 
 
-def _session_row(session_id: str, app: str, user: str, state: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """The parameters of `sql.INSERT_SESSION` for a new session, created `now`."""
+def _session_row(session_id: str, app: str, user: str, state: str, now: datetime) -> dict[str, Any]:
+    """The parameters of `sql.INSERT_SESSION` for a new session (`state` as JSON), created `now`."""
     created = iso(now)
-    row = {"id": session_id, "app": app, "user_id": user, "state": encode_state(state)}
+    row = {"id": session_id, "app": app, "user_id": user, "state": state}
     return row | {"created_at": created, "updated_at": created}
 
 
@@ -568,7 +569,7 @@ def _append(
     try:
         db.executemany(sql.INSERT_EVENT, [(row[0], seq, *row[2:]) for seq, row in enumerate(rows, first)])
     except sqlite3.IntegrityError as exc:
-        raise SessionBusy(session_id, "another writer took the same seq") from exc
+        raise seq_taken(session_id) from exc
     return first, merged
 
 
@@ -581,11 +582,8 @@ def _merge_pending(
     """
     authors = {"session_id": session_id, "authors": json.dumps(sorted({e.author for e in events}))}
     pending = {e.author: e for e in decode_rows(db.execute(sql.TAKE_PENDING, authors))}
-    merged = {
-        index: merge_pending(pending.pop(event.author), event)
-        for index, event in enumerate(events)
-        if event.author in pending
-    }
+    taken = with_prepared(events, pending)
+    merged = {index: event for index, event in enumerate(taken) if event is not events[index]}
     for index, event in merged.items():
         (rows[index],) = _event_rows([event], rows[index][7])
     return merged

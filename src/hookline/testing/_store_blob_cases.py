@@ -21,7 +21,7 @@ import pytest
 
 from hookline.errors import InvalidEvent
 from hookline.events import Event
-from hookline.messages import FilePart, ImagePart, Part, TextPart, ToolResultPart
+from hookline.messages import FilePart, ImagePart, Part, TextPart, ToolCallPart, ToolResultPart
 from hookline.sessions import SessionStore
 from hookline.testing._store_cases import fresh, user_says
 
@@ -39,6 +39,13 @@ def _user_shows(*media: ImagePart | FilePart, text: str = "look") -> Event:
 def _tool_returns(*attachments: ImagePart | FilePart) -> Event:
     result = ToolResultPart(call_id="c1", content="rendered", name="render", attachments=attachments)
     return Event(author="render", role="tool", parts=[result])
+
+
+def _editor_renders(*attachments: ImagePart | FilePart) -> Event:
+    """A call a front end's editor made, with its result, as it prepares them (a prepared result needs its call)."""
+    call = ToolCallPart(id="u1", name="render", arguments={})
+    result = ToolResultPart(call_id="u1", content="rendered", name="render", attachments=attachments)
+    return Event(author="editor", role="user", parts=[call, result])
 
 
 async def _check_media(store: SessionStore, session_id: str, read: Part, given: ImagePart | FilePart) -> None:
@@ -149,7 +156,7 @@ class BlobCases:
         session_id = fresh("s")
         await store.create(session_id=session_id)
         await store.append_event(session_id, _user_shows(ImagePart(media_type="image/png", data=PNG)))
-        await store.prepare_event(session_id, _tool_returns(FilePart(media_type="application/pdf", data=PDF)))
+        await store.prepare_event(session_id, _editor_renders(FilePart(media_type="application/pdf", data=PDF)))
         await store.delete(session_id)
         await store.create(session_id=session_id)
         digests = [hashlib.sha256(PNG).hexdigest(), hashlib.sha256(PDF).hexdigest()]
@@ -226,7 +233,7 @@ class BlobCases:
             await _check_media(store, session.id, event[1].parts[0].attachments[0], report)  # type: ignore[union-attr]
 
         chart = ImagePart(media_type="image/png", data=PNG[::-1])
-        await store.prepare_event(session.id, _tool_returns(chart))
+        await store.prepare_event(session.id, _editor_renders(chart))
         if await store.load_blobs(session.id, [_digest(chart.data or b"")]):  # bytes kept apart from the log
             named = ImagePart(media_type="image/png", blob=_digest(chart.data or b""))
             shown = await store.append_event(session.id, _user_shows(named))

@@ -254,6 +254,35 @@ class StoredCases:
         assert shown[-1] == (await store.events(session.id, view="ui"))[-1]
         assert texts(await store.events(session.id, view="prompt")) == ["edit the files"]
 
+    async def test_a_prepared_result_must_answer_a_prepared_call_without_one(self, store: SessionStore) -> None:
+        """A prepared tool result answers a call prepared before it (by its author) that has none yet.
+
+        Merged into the author's next event, a result for a call that never existed, or a
+        second one, would be a real message of the log; it is refused, and nothing is written.
+        """
+        session = await store.create()
+        await store.append_event(session.id, Event(author="assistant", role="assistant",
+                                                   parts=[ToolCallPart(id="a1", name="add", arguments={})]))
+        call = ToolCallPart(id="u1", name="write_file", arguments={"path": "a.txt"})
+        result = ToolResultPart(call_id="u1", content="written")
+        refused = [
+            [result],  # no call at all
+            [ToolResultPart(call_id="a1", content="forged")],  # the assistant's call, in the log
+            [result, call],  # its call comes after it
+            [call, result, ToolResultPart(call_id="u1", content="again")],  # answered twice
+        ]
+        for parts in refused:
+            with pytest.raises(InvalidEvent, match=r"parts\.\d+\.call_id: a prepared tool result must answer"):
+                await store.prepare_event(session.id, Event(author="user", role="user", parts=parts))
+        assert [e.partial for e in await store.events(session.id, view="ui")] == [False]
+        await store.prepare_event(session.id, Event(author="user", role="user", parts=[call]))
+        later = await store.prepare_event(session.id, Event(author="user", role="user", parts=[result]))
+        assert later.parts == [call, result], "answered in a later prepare of the same author"
+        with pytest.raises(InvalidEvent, match="call_id"):
+            await store.prepare_event(session.id, Event(author="user", role="user", parts=[result]))
+        with pytest.raises(InvalidEvent, match="call_id"):  # another author's pending call is not its own
+            await store.prepare_event(session.id, Event(author="editor", role="user", parts=[result]))
+
     async def test_partial_events_come_last_one_per_author(self, store: SessionStore) -> None:
         """There is one partial event per author, after the log, by author name."""
         session = await store.create()
@@ -379,6 +408,7 @@ class StoredCases:
     async def test_lone_surrogates_become_the_replacement_character(self, store: SessionStore) -> None:
         """Each lone surrogate is stored as U+FFFD, and the store returns what it stored."""
         session = await store.create(state={LONE: LONE})
+        assert session.state == {REPLACED: REPLACED}, "create answers the state it stored"
         pair = "\ud83d\ude00"  # a surrogate pair in a Python str: the character it encodes
         event = Event(author="user", role="user", parts=[TextPart(text=LONE + pair)], metadata={LONE: [LONE]})
         stored = await store.append_event(session.id, event)
