@@ -144,3 +144,18 @@ async def test_a_cancelled_answer_keeps_its_text_marked_cut_off_and_the_next_pro
     await agent.prompt("go on").session("s-cut")
     assert [(m.role, m.text) for m in model.asked[-1].messages] == [("user", "talk"), ("assistant", text),
                                                                      ("user", "go on")]
+
+
+async def test_a_sub_agents_lines_reach_the_callers_stream_while_its_tool_runs(store: SessionStore) -> None:
+    helper = Agent("helper", model=FunctionModel(_script), tools=[work])
+    lead_script = [ModelResponse(tool_calls=[ToolCallPart(id="h1", name="ask_helper", arguments={"input": "go"})]),
+                   ModelResponse(text="thanks")]
+    lead = Agent("lead", model=FunctionModel(lambda request: lead_script[len(request.messages) // 3]),
+                 tools=[helper.as_tool("ask_helper", "Ask the helper")], session_store=store)
+    events = await _timed(lead.prompt("delegate").session("s-sub").stream())
+    steps = [(at, e) for at, e in events if e.metadata.get("agent") == "helper" and "made" in e.metadata]
+    assert [e.text for _, e in steps] == [f"helper: step {i}" for i in range(1, 5)]
+    made = [e.metadata["made"] for _, e in steps]
+    arrived = [at for at, _ in steps]
+    assert all(a < m for a, m in zip(arrived, [*made[1:], float("inf")], strict=True)), "each line before the next"
+    assert all(e.seq is None for _, e in steps)
