@@ -30,7 +30,7 @@ class Event(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: str | None = None
-    """Unique id, set by the store."""
+    """Unique id, set by the store (or by the run, before it is stored; a delta holds the id of its answer)."""
     session_id: str | None = None
     """The session this event belongs to, set by the store."""
     seq: int | None = None
@@ -91,9 +91,15 @@ class Event(BaseModel):
         })
 
     @classmethod
-    def text_delta(cls, author: str, text: str) -> Event:
-        """A streamed fragment of a model's answer (`kind="delta"`, never stored), built without validating."""
-        return _trusted(author, "delta", None, None, [_text(text)], {})
+    def text_delta(cls, author: str, text: str, answer_id: str | None = None) -> Event:
+        """A streamed fragment of a model's answer (`kind="delta"`, never stored), built without validating.
+
+        Its `id` is `answer_id`: the id the answer's message event keeps once stored, so that a
+        reader can tell which message the fragments build.
+        """
+        event = _trusted(author, "delta", None, None, [_text(text)], {})
+        event.__dict__["id"] = answer_id
+        return event
 
     @classmethod
     def marker(cls, author: str, **metadata: Any) -> Event:

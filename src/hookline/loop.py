@@ -91,8 +91,8 @@ class Run:
     """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
-        "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started", "_state_error", "_status",
-        "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
+        "_answer_id", "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started",
+        "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
         "recorder", "retried_output", "runner", "scope", "session", "state", "stop_reason", "tools", "view",
     )
@@ -147,6 +147,7 @@ class Run:
         self._cancel_requested = False
         self._state_error: ConfigError | None = None
         self._trace: _tracing.RunTrace | None = None
+        self._answer_id: str | None = None  # the id the streamed answer's message keeps (its deltas carry it)
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -365,7 +366,8 @@ class Run:
         if state.control.rerun_requested and self.stop_reason is None:
             self._release_injections()
             return None
-        self._append(message, author=self.agent.name)
+        self._append(message, author=self.agent.name, event_id=self._answer_id)
+        self._answer_id = None
         calls = message.tool_calls
         if not calls:
             self._release_injections()
@@ -406,6 +408,7 @@ class Run:
     async def _ask_streaming(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model
         said: list[str] = []  # the answer's text so far, kept if a cancel cuts it off
+        self._answer_id = self.recorder.new_id() if self.recorder.store is not None else None
         try:
             if type(model).stream is Model.stream:  # no stream of its own: its answer's deltas, without a generator
                 response = await model.request(request)
@@ -428,9 +431,9 @@ class Run:
     def _stream_delta(self, delta: TextDelta | ReasoningDelta, said: list[str]) -> None:
         if isinstance(delta, TextDelta):
             said.append(delta.text)
-            self.recorder.delta(self.agent.name, delta.text)
+            self.recorder.delta(self.agent.name, delta.text, self._answer_id)
         elif self.agent.status.reasoning:
-            self.recorder.reasoning_delta(self.agent.name, delta.text)
+            self.recorder.reasoning_delta(self.agent.name, delta.text, self._answer_id)
 
     def _keep_cut_off(self, text: str) -> None:
         """A cancel while the model streamed: what it said so far stays, an answer marked `cut_off`."""
@@ -442,8 +445,10 @@ class Run:
         if self.agent.output_adapter is None:
             self.output = text
         if self.recorder.active:
-            self.recorder.add(Event.from_valid(self.agent.name, "message", list(message.parts), role="assistant",
-                                               metadata={"cut_off": True}))
+            event = Event.from_valid(self.agent.name, "message", list(message.parts), role="assistant",
+                                     metadata={"cut_off": True})
+            event.id = self._answer_id
+            self.recorder.add(event)
 
     # -- one tool turn ---------------------------------------------------------------------
 
@@ -602,11 +607,14 @@ class Run:
         if not self.buffer.holding:
             self._release_injections()
 
-    def _append(self, message: Message, *, author: str | None) -> None:
+    def _append(self, message: Message, *, author: str | None, event_id: str | None = None) -> None:
         list.append(self.state.messages, message)  # the loop's own appends need no check
         self.new_messages.append(message)
         if author is not None and self.recorder.active:
-            self.recorder.add(Event.from_message(message, author))
+            event = Event.from_message(message, author)
+            if event_id is not None:
+                event.id = event_id
+            self.recorder.add(event)
 
     def _append_results(self, results: list[ToolResultPart]) -> None:
         self.state.usage.tool_calls += len(results)

@@ -109,16 +109,16 @@ class Recorder:
         if self.queue is not None:
             self._stream_buffered()
 
-    def delta(self, author: str, text: str) -> None:
-        """Stream a text fragment (never stored)."""
+    def delta(self, author: str, text: str, answer_id: str | None) -> None:
+        """Stream a text fragment (never stored) of the answer whose message will keep `answer_id`."""
         if self.queue is not None:
-            self.queue.put(Event.text_delta(author, text))
+            self.queue.put(Event.text_delta(author, text, answer_id))
 
-    def reasoning_delta(self, author: str, text: str) -> None:
+    def reasoning_delta(self, author: str, text: str, answer_id: str | None) -> None:
         """Stream a fragment of the model's reasoning (never stored): a `ReasoningPart`, `metadata["reasoning"]`."""
         if self.queue is not None:
             part = ReasoningPart(text=text)
-            self.queue.put(Event(author=author, kind="delta", parts=[part], metadata={"reasoning": True}))
+            self.queue.put(Event(id=answer_id, author=author, kind="delta", parts=[part], metadata={"reasoning": True}))
 
     def _stream_buffered(self) -> None:
         assert self.queue is not None
@@ -127,12 +127,12 @@ class Recorder:
             if event.kind == "marker":
                 continue
             if event.id is None:
-                _set_field(event, "id", self._new_id())
+                _set_field(event, "id", self.new_id())
             self._live.add(event.id)  # type: ignore[arg-type]  # set just above
             self.queue.put(event)
         self._sent = len(buffer)
 
-    def _new_id(self) -> str:
+    def new_id(self) -> str:
         """A fresh event id: this run's random prefix and a counter (unique as a uuid4, cheaper)."""
         if self._ids is None:
             self._ids = map(f"{os.urandom(12).hex()}{{:08x}}".format, count())

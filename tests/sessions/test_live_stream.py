@@ -159,3 +159,13 @@ async def test_a_sub_agents_lines_reach_the_callers_stream_while_its_tool_runs(s
     arrived = [at for at, _ in steps]
     assert all(a < m for a, m in zip(arrived, [*made[1:], float("inf")], strict=True)), "each line before the next"
     assert all(e.seq is None for _, e in steps)
+
+
+async def test_an_answers_deltas_carry_the_id_its_stored_message_keeps(store: SessionStore) -> None:
+    agent = Agent("talker", model=FunctionModel(lambda request: ModelResponse(text="hello there")), session_store=store)
+    events = [e async for e in agent.prompt("hi").session("s-ids").stream()]
+    (delta,) = [e for e in events if e.kind == "delta"]
+    (answer,) = [e for e in events if e.role == "assistant"]
+    assert delta.id is not None
+    assert delta.id == answer.id
+    assert [e.id for e in await store.events("s-ids") if e.role == "assistant"] == [delta.id]

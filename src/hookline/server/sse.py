@@ -78,7 +78,7 @@ class _Position:
             return None
         seq = event.seq
         if seq is None:
-            if event.id is not None:
+            if event.id is not None and event.kind != "delta":  # a delta's id is its answer's, not its own
                 self.live.add(event.id)
             return encode_event(event)
         if seq <= self.last:

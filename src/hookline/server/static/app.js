@@ -55,7 +55,7 @@ function apply(event, gen, type) {
   if (gen !== page.gen) return;
   if (type === "stored") return settle(event);
   if (event.seq && !event.partial) page.lastSeq = Math.max(page.lastSeq, event.seq);
-  else if (event.id && !event.partial) page.live.set(event.id, event);
+  else if (event.id && event.kind !== "delta" && !event.partial) page.live.set(event.id, event);
   chat.apply(event);
   inspector.add(event);
 }
