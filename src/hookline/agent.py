@@ -452,6 +452,7 @@ class _Options:
     approvals: dict[str, Answer] | None = None
     audit: AuditLines | None = None
     create: bool = True
+    prompt_id: str | None = None
     model_settings: ModelSettings | None = None
     deps: Any = None
     has_deps: bool = False
@@ -540,6 +541,7 @@ class PromptRequest:
         store: SessionStore | None = None,
         wait: float = 5.0,
         create: bool = True,
+        prompt_id: str | None = None,
     ) -> PromptRequest:
         """Load and append to session `session_id`.
 
@@ -549,12 +551,16 @@ class PromptRequest:
             store: The store (default: the agent's `session_store`).
             wait: Seconds to wait for another run on this session before `SessionBusy`.
             create: Create the session when it is missing (else `SessionNotFound`).
+            prompt_id: The id the prompt's event keeps in the log (a front end's own message
+                id, to know it again); None: the store makes one.
         """
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError(f"session() takes a non-empty session id, not {session_id!r}")
+        if prompt_id is not None and (not isinstance(prompt_id, str) or not prompt_id):
+            raise ConfigError(f"session() takes a non-empty string as prompt_id, not {prompt_id!r}")
         options = self._options
         options.session_id, options.user, options.store, options.wait = session_id, user, store, wait
-        options.create = create
+        options.create, options.prompt_id = create, prompt_id
         return self
 
     def cancel(self) -> bool:
@@ -579,7 +585,8 @@ class PromptRequest:
         target = None
         if options.session_id is not None:
             store = options.store or self.agent.session_store
-            target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait)
+            target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait,
+                                   prompt_id=options.prompt_id)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
                   queue=queue, approvals=options.approvals, audit=options.audit, deps=options.deps,
                   documents=options.documents, model_settings=self.agent.model_settings.merged(options.model_settings))

@@ -85,6 +85,8 @@ class SessionTarget:
     user: str | None = "default"
     create: bool = True
     wait: float = 5.0
+    prompt_id: str | None = None
+    """The id the prompt's event keeps (a front end's own message id); None: a fresh one."""
 
 
 class Run:
@@ -329,7 +331,10 @@ class Run:
 
     async def _record_prompt(self, prompt: Message) -> None:
         if self.recorder.active:
-            self.recorder.add(Event.from_message(prompt, "user"))
+            event = Event.from_message(prompt, "user")
+            if self.session is not None and self.session.prompt_id is not None:
+                event.id = self.session.prompt_id
+            self.recorder.add(event)
         if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
             stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)

@@ -67,6 +67,10 @@ class RunChannel:
         """Wait until the first event is published or the run has ended."""
         await self._started.wait()
 
+    async def ended(self) -> None:
+        """Wait until the run has ended (its `result` or `error` is set)."""
+        await self._finished.wait()
+
     async def outcome(self) -> RunResult:
         """Wait for the run to end; return its result or raise its error."""
         await self._finished.wait()
@@ -250,12 +254,15 @@ def prompt_request(
     user: str,
     prompt: str | Message,
     documents: Sequence[DocumentPart] = (),
+    prompt_id: str | None = None,
 ) -> PromptRequest:
     """Build a run of `agent` on `prompt` in the session (a second run at once: `SessionBusy` at once).
 
     `documents` go to the model for this run only (`PromptRequest.documents`): never stored.
+    `prompt_id` is the id the prompt's event keeps (a client's own message id).
     """
-    request = agent.prompt(prompt).session(session_id, user=user, store=store, wait=0.0, create=False)
+    request = agent.prompt(prompt).session(session_id, user=user, store=store, wait=0.0, create=False,
+                                           prompt_id=prompt_id)
     return request.documents(*documents) if documents else request
 
 
