@@ -7,6 +7,7 @@ it) and, where the transport matters, over both transports.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -71,7 +72,7 @@ async def test_tools_are_listed_once_and_called_beside_plain_tools(toolset_of: C
     assert [r.content for r in results(first.messages)] == ["5", "8"]
     assert [r.content for r in results(second.messages)] == ["2"]
     offered = [spec.name for spec in model.requests[0].tools]  # type: ignore[attr-defined]
-    assert offered == ["double", "add", "slow", "fail", "progress", "crash", "env", "cwd", "picture"]
+    assert offered == ["double", "add", "slow", "fail", "progress", "crash", "env", "cwd", "picture", "snapshot"]
     add = next(s for s in model.requests[0].tools if s.name == "add")  # type: ignore[attr-defined]
     assert add.parameters["required"] == ["a", "b"]
     assert add.description == "Add two integers."
@@ -93,6 +94,20 @@ async def test_images_and_binary_resources_become_the_results_attachments(
     assert (image.type, image.media_type, image.data[:4]) == ("image", "image/png", b"\x89PNG")
     assert (report.type, report.media_type, report.name, report.data) == (
         "file", "application/pdf", "r.pdf", b"%PDF-1.4\n%%EOF\n")
+
+
+async def test_structured_content_does_not_repeat_an_image_as_text(toolset_of: Callable[..., MCPToolset]) -> None:
+    model = script(call("snapshot"), ModelResponse(text="done"))
+    agent = Agent(model=model, tools=[toolset_of()])
+    try:
+        run = await agent.prompt("show me")
+    finally:
+        await agent.close()
+    (result,) = results(run.messages)
+    (image,) = result.attachments
+    assert image.data[:4] == b"\x89PNG"
+    assert json.loads(result.content) == {"width": 1, "height": 1, "data": "[image (image/png, 70 bytes)]",
+                                          "preview": "[image (image/png, 70 bytes)]"}
 
 
 async def test_a_changed_tool_list_is_listed_again_once(toolset_of: Callable[..., MCPToolset], state: Path) -> None:
