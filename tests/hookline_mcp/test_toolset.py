@@ -278,6 +278,20 @@ async def test_http_server_restarted_between_calls_gets_the_call_once(http_serve
     assert lines(state, "calls") == ["add", "add"]
 
 
+async def test_a_restarted_server_that_answers_400_for_the_old_session_gets_the_call_once(state: Path) -> None:
+    server = HttpServer("tools_server", state, legacy=True, extra=("--session-gone", "400"))
+    try:
+        async with MCPToolset.http(server.url) as toolset:
+            add = next(t for t in toolset.tools() if t.name == "add")
+            assert await add.call({"a": 1, "b": 1}) == "2"
+            server.restart()
+            assert await add.call({"a": 2, "b": 2}) == "4"
+            assert await add.call({"a": 3, "b": 3}) == "6"
+    finally:
+        server.kill()
+    assert lines(state, "calls") == ["add", "add", "add"]
+
+
 async def test_http_server_down_gives_an_error_result_then_recovers(http_server: HttpServer, state: Path) -> None:
     async with MCPToolset.http(http_server.url, headers={"Authorization": "Bearer s3cret-token"}) as toolset:
         add = next(t for t in toolset.tools() if t.name == "add")

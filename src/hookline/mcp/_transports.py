@@ -161,7 +161,8 @@ class _Contained(httpx2.AsyncBaseTransport):
     `hookline/unsent` (it never reached the server, so it may be sent again), and one that
     failed later with a plain "connection lost" error (it may have run). A 404 for a
     request that carries a session id is the spec's "this session is gone" (the server
-    restarted): the request was not run, so it is marked `hookline/unsent` too.
+    restarted), and a 400 the TypeScript SDK's: the request was not run, so it is marked
+    `hookline/unsent` too.
     """
 
     def __init__(self) -> None:
@@ -178,14 +179,39 @@ class _Contained(httpx2.AsyncBaseTransport):
             if request.method != "POST":
                 raise
             return _error_response(request, f"connection lost: {exc or type(exc).__name__}", unsent=False)
-        if response.status_code == 404 and request.method == "POST" and "mcp-session-id" in request.headers:
-            # The spec's signal that the server forgot the session (it restarted): the request was not run.
-            await response.aclose()
-            return _error_response(request, "the server no longer knows this session", unsent=True)
+        if response.status_code in (400, 404) and request.method == "POST" and "mcp-session-id" in request.headers:
+            # The server forgot the session (it restarted): 404 is the spec's signal, 400 the TypeScript SDK's.
+            # Either way the request was not run.
+            said = await _said(response)
+            return _error_response(request, f"the server no longer knows this session (HTTP {response.status_code}"
+                                   f"{': ' + said if said else ''})", unsent=True)
         return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+async def _said(response: httpx2.Response) -> str:
+    """The message of a JSON-RPC error in `response`'s body (read up to 4 KiB), else ""; the response is closed."""
+    body = b""
+    try:
+        async for chunk in response.aiter_raw():
+            body += chunk
+            if len(body) > _SAID_LIMIT:
+                return ""
+    except httpx2.HTTPError:
+        return ""
+    finally:
+        await response.aclose()
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return ""
+    message = error.get("message") if isinstance(error, dict) else None
+    return redact(message[:200]) if isinstance(message, str) else ""
+
+
+_SAID_LIMIT = 4096
 
 
 def _error_response(request: httpx2.Request, message: str, *, unsent: bool) -> httpx2.Response:

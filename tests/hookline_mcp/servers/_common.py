@@ -7,6 +7,8 @@ A server is run as `python <server>.py [--legacy] [--http --port N] --state DIR`
   unasked notifications instead of `subscriptions/listen` events);
 - `--http` serves streamable HTTP on 127.0.0.1 (port 0: any free port) and prints
   `PORT <n>` on stdout once it listens; otherwise the server speaks over stdio;
+- `--session-gone 400` answers a request for a session the server does not know (it
+  restarted) with 400, as the TypeScript SDK's servers do, instead of the Python SDK's 404;
 - `--state DIR` is where it writes its pid (`pid`) and one line per listing (`lists.log`)
   and per call (`calls.log`), so tests check what the server saw, not what the client says.
 """
@@ -52,6 +54,7 @@ def options() -> argparse.Namespace:
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--session-gone", type=int, choices=[400, 404], default=404)
     parser.add_argument("--state", required=True)
     return parser.parse_args()
 
@@ -77,7 +80,7 @@ def text(value: str) -> types.CallToolResult:
 
 def serve(server: Server[Any], args: argparse.Namespace) -> None:
     if args.http:
-        _serve_http(server, args.port)
+        _serve_http(server, args.port, args.session_gone)
     else:
         anyio.run(_serve_stdio, server, args.legacy)
 
@@ -93,13 +96,40 @@ async def _serve_stdio(server: Server[Any], legacy: bool) -> None:
             await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
 
 
-def _serve_http(server: Server[Any], port: int) -> None:
+def _serve_http(server: Server[Any], port: int, session_gone: int) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)  # before the port is announced: a client may connect at once
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     app = server.streamable_http_app()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app if session_gone == 404 else _SessionGone400(app), log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
     sys.exit(0)
+
+
+class _SessionGone400:
+    """Answers 400 where the SDK answers 404 for an unknown session id, with the TypeScript SDK's body."""
+
+    BODY = b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}'
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not any(name == b"mcp-session-id" for name, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+        replaced = False
+
+        async def reply(message: Any) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 404:
+                replaced = True
+                await send({"type": "http.response.start", "status": 400,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": self.BODY})
+            elif not replaced:
+                await send(message)
+
+        await self.app(scope, receive, reply)
