@@ -292,6 +292,24 @@ async def test_a_restarted_server_that_answers_400_for_the_old_session_gets_the_
     assert lines(state, "calls") == ["add", "add", "add"]
 
 
+async def test_a_server_that_wants_authorization_says_so(state: Path, legacy: bool) -> None:
+    server = HttpServer("tools_server", state, legacy=legacy, extra=("--bearer", "s3cret-token"))
+    try:
+        with pytest.raises(MCPConnectionError) as refused:
+            async with MCPToolset.http(server.url, headers={"Authorization": "Bearer wrong-token"}):
+                pass
+        async with MCPToolset.http(server.url, headers={"Authorization": "Bearer s3cret-token"}) as toolset:
+            add = next(t for t in toolset.tools() if t.name == "add")
+            assert await add.call({"a": 1, "b": 1}) == "2"
+    finally:
+        server.kill()
+    message = str(refused.value)
+    assert "HTTP 401" in message
+    assert "wants authorization" in message
+    assert 'resource_metadata="http://127.0.0.1:' in message, "what the server asked for"
+    assert "token" not in message.replace("invalid_token", ""), "no credential, the given one or another"
+
+
 async def test_http_server_down_gives_an_error_result_then_recovers(http_server: HttpServer, state: Path) -> None:
     async with MCPToolset.http(http_server.url, headers={"Authorization": "Bearer s3cret-token"}) as toolset:
         add = next(t for t in toolset.tools() if t.name == "add")

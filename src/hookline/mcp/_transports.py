@@ -162,7 +162,8 @@ class _Contained(httpx2.AsyncBaseTransport):
     failed later with a plain "connection lost" error (it may have run). A 404 for a
     request that carries a session id is the spec's "this session is gone" (the server
     restarted), and a 400 the TypeScript SDK's: the request was not run, so it is marked
-    `hookline/unsent` too.
+    `hookline/unsent` too. So is a 401 (or a 403 with `WWW-Authenticate`), which becomes
+    an error naming the status and what the server asks for.
     """
 
     def __init__(self) -> None:
@@ -185,10 +186,28 @@ class _Contained(httpx2.AsyncBaseTransport):
             said = await _said(response)
             return _error_response(request, f"the server no longer knows this session (HTTP {response.status_code}"
                                    f"{': ' + said if said else ''})", unsent=True)
+        if request.method == "POST" and _wants_authorization(response):
+            await response.aclose()
+            return _error_response(request, _authorization_wanted(response), unsent=True)
         return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _wants_authorization(response: httpx2.Response) -> bool:
+    """A 401, or a 403 that names what it wants (`WWW-Authenticate`, e.g. `insufficient_scope`)."""
+    return response.status_code == 401 or (response.status_code == 403 and "www-authenticate" in response.headers)
+
+
+def _authorization_wanted(response: httpx2.Response) -> str:
+    status = response.status_code
+    what = "wants authorization" if status == 401 else "refuses these credentials"
+    scheme, _, parameters = response.headers.get("www-authenticate", "").partition(" ")
+    # "Bearer;": a challenge is no credential, and "Bearer <word>" would read as one to `redact`
+    asked = f" (WWW-Authenticate: {scheme}; {parameters[:300]})" if scheme else ""
+    return (f"the server answered HTTP {status} {response.reason_phrase}: it {what}{asked}; give the credentials it "
+            "asks for, e.g. MCPToolset.http(url, headers={'Authorization': 'Bearer ...'})")
 
 
 async def _said(response: httpx2.Response) -> str:
