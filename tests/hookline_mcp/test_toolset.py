@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -133,6 +134,19 @@ async def test_a_list_announced_before_the_result_is_offered_on_the_next_turn(st
         result = await agent.prompt("grow")
     assert [r.content for r in results(result.messages)] == ["grow done", "extra here"]
     assert len(lines(state, "lists")) == 2
+
+
+async def test_a_tool_that_runs_only_as_a_task_is_left_out_with_a_warning(state: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    # taskSupport is a 2025-11-25 field: a 2026-07-28 server leaves it off the wire
+    model = script(lambda request: ModelResponse(text=" ".join(names(request))))
+    async with Agent(model=model, tools=[stdio_toolset("task_server", state, legacy=True)]) as agent:
+        with caplog.at_level(logging.WARNING, logger="hookline.mcp"):
+            run = await agent.prompt("which tools?")
+    assert run.output == "quick"
+    (warning,) = [r for r in caplog.records if r.name == "hookline.mcp"]
+    assert warning.getMessage() == ("MCP server 'tasks' runs report only as MCP tasks, which hookline does not call "
+                                    "yet: left out of the tools the model sees")
 
 
 async def test_a_tool_error_and_a_json_rpc_error_are_error_results(toolset_of: Callable[..., MCPToolset]) -> None:

@@ -45,8 +45,8 @@ logger = logging.getLogger("hookline.mcp")
 _PAGES = 100
 _tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
-ToolsListener = Callable[[list[types.Tool]], None]
-"""Receives each new listing of a server's tools."""
+ToolsListener = Callable[[str, list[types.Tool]], None]
+"""Receives the server's label (`MCP server 'name'`) and each new listing of its tools."""
 
 
 class Connection:
@@ -201,7 +201,7 @@ class Connection:
             except BaseException:
                 self._dirty = True
                 raise
-        self._on_tools(tools)
+        self._on_tools(self.label, tools)
 
     async def _refresh_in_background(self) -> None:
         while True:

@@ -29,6 +29,7 @@ What happens, and when:
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -49,6 +50,8 @@ from hookline.tools import Tool
 from hookline.toolsets import Toolset
 
 __all__ = ["MCPConnectionError", "MCPTool", "MCPToolset"]
+
+logger = logging.getLogger("hookline.mcp")
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _LEVELS = get_args(types.LoggingLevel)
@@ -91,6 +94,7 @@ class MCPToolset(Toolset):
         self.version = 0
         self._connection: Connection | None = None
         self._tools: dict[str, MCPTool] | None = None
+        self._task_only: list[str] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
 
@@ -195,7 +199,14 @@ class MCPToolset(Toolset):
         # A connection of a finished loop ended with it (its task was cancelled when the loop closed).
         self._loop, self._lock, self._connection = loop, asyncio.Lock(), None
 
-    def _listed(self, listing: list[types.Tool]) -> None:
+    def _listed(self, server: str, listing: list[types.Tool]) -> None:
+        task_only = [t.name for t in listing if _task_only(t)]
+        if task_only != self._task_only:
+            self._task_only = task_only
+            if task_only:
+                _warn(f"{server} runs {', '.join(task_only)} only as MCP tasks, which hookline does not call "
+                      "yet: left out of the tools the model sees")
+        listing = [t for t in listing if not _task_only(t)]
         names = local_names((t.name for t in listing), self.prefix)
         by_remote = {t.name: t for t in listing}
         old = self._tools or {}
@@ -288,6 +299,21 @@ class MCPTool(Tool):
 
     async def _invoke(self, **arguments: Any) -> Any:
         return await self.call(arguments)
+
+
+def _task_only(tool: types.Tool) -> bool:
+    """Whether the server runs `tool` only as an MCP task (`execution.taskSupport: "required"`, 2025-11-25)."""
+    return tool.execution is not None and tool.execution.task_support == "required"
+
+
+def _warn(text: str) -> None:
+    """A warning: a status line of the run when one captures log records here, else a `hookline.mcp` log record."""
+    record = logging.LogRecord("hookline.mcp", logging.WARNING, __file__, 0, "%s", (text,), None)
+    capture = current_capture.get()
+    if capture is not None:
+        capture(record)
+    elif logger.isEnabledFor(logging.WARNING):
+        logger.handle(record)
 
 
 def _positive(value: Any) -> bool:
