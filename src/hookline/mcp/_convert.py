@@ -105,7 +105,8 @@ def _binary(block: types.ContentBlock) -> tuple[str, str]:
         return block.data, f"[{block.type} ({block.mime_type}, {_size(block.data)} bytes)]"
     if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.BlobResourceContents):
         resource = block.resource
-        return resource.blob, f"[resource {resource.uri} ({resource.mime_type or 'binary'}, {_size(resource.blob)} bytes)]"
+        kind = resource.mime_type or "binary"
+        return resource.blob, f"[resource {resource.uri} ({kind}, {_size(resource.blob)} bytes)]"
     return "", ""
 
 

@@ -28,7 +28,6 @@ from typing import Any
 import anyio
 import mcp_types as types
 import uvicorn
-from pydantic import AnyHttpUrl
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -36,6 +35,7 @@ from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from pydantic import AnyHttpUrl
 
 # The test servers use the deprecated logging API on purpose: it is what servers send today.
 warnings.simplefilter("ignore")
