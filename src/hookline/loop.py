@@ -144,9 +144,10 @@ class Run:
     async def execute(self) -> RunResult:
         """Run to the end and return the result (or raise `MaxTurnsExceeded`, `HookError`, ...)."""
         tracing = _tracing.active
-        if tracing is not None:
-            self._trace = self.runner.trace = tracing.for_run(self.agent, self.state.session_id, self.prompt)
-            return await self._trace.run(self._execute_in_session)
+        trace = None if tracing is None else tracing.for_run(self.agent, self.state.session_id, self.prompt)
+        if trace is not None:
+            self._trace = self.runner.trace = trace
+            return await trace.run(self._execute_in_session)
         return await self._execute_in_session()
 
     async def _execute_in_session(self) -> RunResult:

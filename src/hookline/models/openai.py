@@ -150,6 +150,7 @@ class OpenAIModel(Model):
         key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), "OpenAIModel")
         self._max_tokens_key = "max_completion_tokens" if is_openai(base_url) else "max_tokens"
         self._clients = clients(key, base_url, self.retry.timeout, http_client)
+        self.base_url = str(self._clients.client.base_url)
 
     @classmethod
     def preset(cls, provider: str, name: str, *, api_key: str | None = None, **options: Any) -> OpenAIModel:

@@ -116,6 +116,7 @@ class OpenAIResponsesModel(Model):
             self.retry = replace(self.retry, timeout=timeout)
         key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), "OpenAIResponsesModel")
         self._clients = clients(key, base_url, self.retry.timeout, http_client)
+        self.base_url = str(self._clients.client.base_url)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""
