@@ -136,6 +136,8 @@ async def test_over_http_progress_arrives_and_the_answer_returns(http_agent: Htt
     async with Client(http_agent.url, mode=mode) as client:
         progress = Progress()
         result = await client.call_tool("calculator", {"prompt": "2+3?"}, progress_callback=progress)
+        era = client.protocol_version
+    assert era == ("2026-07-28" if mode == "auto" else "2025-11-25"), "both eras on one endpoint, the new one first"
     assert text(result) == "the sum is 5 (prompt 1 of this conversation)"
     assert "running add(a=2, b=3)" in progress.messages
 

@@ -97,6 +97,14 @@ async def test_images_and_binary_resources_become_the_results_attachments(
         "file", "application/pdf", "r.pdf", b"%PDF-1.4\n%%EOF\n")
 
 
+async def test_the_2026_revision_is_spoken_where_the_server_offers_it(toolset_of: Callable[..., MCPToolset],
+                                                                       state: Path, legacy: bool) -> None:
+    async with toolset_of() as toolset:
+        add = next(t for t in toolset.tools() if t.name == "add")
+        assert await add.call({"a": 1, "b": 2}) == "3"
+    assert lines(state, "eras") == ["2025-11-25" if legacy else "2026-07-28"]
+
+
 async def test_structured_content_does_not_repeat_an_image_as_text(toolset_of: Callable[..., MCPToolset]) -> None:
     model = script(call("snapshot"), ModelResponse(text="done"))
     agent = Agent(model=model, tools=[toolset_of()])

@@ -43,6 +43,7 @@ def main() -> None:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = params.arguments or {}
         record.note("calls", params.name)
+        record.note("eras", ctx.protocol_version)
         if params.name == "add":
             return text(str(int(arguments["a"]) + int(arguments["b"])))
         if params.name == "slow":
