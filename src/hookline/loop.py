@@ -42,6 +42,7 @@ from hookline.resume import (
     edit_event,
     held_messages,
     plan_resume,
+    replies,
     started_calls,
 )
 from hookline.run_scope import RunScope
@@ -427,6 +428,9 @@ class Run:
         rest = self.runner.start(self.tools, to_run, ran)
         if rest is not None:  # some calls wait (I/O): those that could be answered at once were
             await rest
+        asked = self.scope.take_questions()
+        if asked:  # a tool asked the user a question (`RunContext.ask`): its call pauses like an interrupted one
+            decisions = {**decisions, **asked}
         if decisions or _AFTER_TOOL in self._hooked:
             results = await self._after_tools(calls, decisions, ran)
         else:  # what `_after_tools` gives when there is nothing to apply
@@ -470,10 +474,14 @@ class Run:
             decision = decisions.get(call.id)
             if decision is None or decision.action != "interrupt":
                 continue
-            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason)
+            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason,
+                                response_schema=decision.response_schema)
             self.interruptions.append(item)
-            text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
-            self._status("agent", text, force=True, interrupted=item.model_dump())
+            if decision.response_schema is not None:
+                text = f"paused {call.name}: it asks {decision.reason}"
+            else:
+                text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
+            self._status("agent", text, force=True, interrupted=item.model_dump(exclude_none=True))
         for message in self.buffer.take():  # they join the conversation once the paused calls are answered
             self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))
@@ -523,6 +531,7 @@ class Run:
         if not pending:  # the model's answer was never recorded (its process died while it answered): ask again
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
+        self.scope.replies = replies(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
         self.buffer.messages.extend(held_messages(self._log_tail))
         for event in self.audit(pending, self.approvals or {}) if self.audit else ():  # e.g. who decided each call
