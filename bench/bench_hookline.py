@@ -10,8 +10,11 @@
 - `nostatus`: `StatusOptions(agent=False, llm=False, tool=False)` (status events are only built
   when something receives them: a stream or a session);
 - `memory`: each run in a fresh session of an `InMemorySessionStore`;
-- `tracing`: OpenTelemetry on (the SDK, a `SimpleSpanProcessor`, an in-memory exporter);
-  `tracing-content` adds `include_content=True`.
+- `tracing`: OpenTelemetry spans on (the SDK, a `SimpleSpanProcessor`, an in-memory exporter);
+  `tracing-content` adds `include_content=True`;
+- `metrics`: OpenTelemetry metrics alone (the SDK's `MeterProvider`, an in-memory reader);
+- `tracing-nosdk`: `hookline.instrument()` called, but no OpenTelemetry SDK configured (what a
+  library that instruments hookline for its users costs an application without an SDK).
 
 The `seqdb` phase persists each run to a fresh session of a `SQLiteSessionStore` file
 (synchronous=NORMAL; with `sqlite-full` in `BENCH_FEATURES`, synchronous=FULL: an fsync per commit).
@@ -37,7 +40,8 @@ from hookline.usage import Usage
 
 NAME = "hookline"
 PERSISTS = True
-FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content", "sqlite-full")
+FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content", "metrics", "tracing-nosdk",
+            "sqlite-full")
 
 
 def version() -> str:
@@ -84,6 +88,14 @@ def instrument_tracing(include_content: bool) -> None:
     hookline.instrument(provider, include_content=include_content)
 
 
+def instrument_metrics() -> None:
+    """OpenTelemetry metrics on, spans off: the SDK's meter provider with an in-memory reader."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    hookline.instrument(meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]))
+
+
 def _store(setup: Setup, on: set[str]) -> SessionStore | None:
     if setup.db_path is not None:
         from hookline.sessions import SQLiteSessionStore
@@ -121,6 +133,10 @@ async def build(setup: Setup) -> Runner:
     on = features()
     if on & {"tracing", "tracing-content"}:
         instrument_tracing(include_content="tracing-content" in on)
+    if "metrics" in on:
+        instrument_metrics()
+    if "tracing-nosdk" in on:
+        hookline.instrument()
     store = _store(setup, on)
     silent = StatusOptions(agent=False, llm=False, tool=False)
     hooks: dict[HookPoint, list[Any]] = {point: [noop] for point in HookPoint} if "hooks" in on else {}

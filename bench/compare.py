@@ -296,6 +296,9 @@ FEATURE_ROWS = [
                ("f-sqlite-full", "db_per_turn_us")),
     FeatureRow("tracing: OpenTelemetry SDK, in-memory exporter", PLAIN, ("f-tracing", "per_turn_us")),
     FeatureRow("tracing with content (`include_content=True`)", PLAIN, ("f-tracing-content", "per_turn_us")),
+    FeatureRow("metrics: OpenTelemetry SDK `MeterProvider`, in-memory reader", PLAIN, ("f-metrics", "per_turn_us")),
+    FeatureRow("instrumented, no SDK configured (`hookline.instrument()` alone)", PLAIN,
+               ("f-tracing-nosdk", "per_turn_us")),
 ]
 
 

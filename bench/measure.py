@@ -94,6 +94,8 @@ FEATURES = [  # (configuration, BENCH_FEATURES, phase): hookline with one featur
     ("f-sqlite-full", "sqlite-full", "seqdb"),
     ("f-tracing", "tracing", "seq"),
     ("f-tracing-content", "tracing-content", "seq"),
+    ("f-metrics", "metrics", "seq"),
+    ("f-tracing-nosdk", "tracing-nosdk", "seq"),
 ]
 
 

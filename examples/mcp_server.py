@@ -3,7 +3,7 @@
     .venv/bin/python examples/mcp_server.py
     hookline mcp examples/mcp_server.py:agent            # serve it yourself (stdio), e.g. for an IDE
 
-This script starts `python -m hookline.mcp.server mcp_server:agent` (what `hookline mcp`
+This script starts `python -m hookline.mcp mcp_server:agent` (what `hookline mcp`
 runs) as a subprocess, lists its one tool, and calls it twice in one session: the progress
 notifications carry the run's status lines, and the second call sees the first.
 """
@@ -46,7 +46,7 @@ async def main() -> None:
     here = Path(__file__).parent
     # A stdio server inherits only a safe part of the environment: pass on the model settings.
     env = {k: v for k, v in os.environ.items() if k.startswith(("HOOKLINE_", "OPENAI_", "ANTHROPIC_", "PYTHON"))}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "hookline.mcp.server", "mcp_server:agent"],
+    server = StdioServerParameters(command=sys.executable, args=["-m", "hookline.mcp", "mcp_server:agent"],
                                    cwd=here, env=env)
 
     async def progress(step: float, total: float | None, message: str | None) -> None:

@@ -15,6 +15,10 @@ async def lookup(key: str, ctx: RunContext[Db]) -> str:
 Status lines and partial results are status events of the run: they reach the session's
 log and `.stream()`, never the model. Both are safe to call from a tool running in a
 worker thread (`@tool(thread=True)`).
+
+A tool can also ask the user a question: `ctx.ask(...)` pauses the run at its call, and the
+user's answer comes back in `ctx.reply` when the run is resumed (an MCP server's
+elicitation goes this way).
 """
 
 from __future__ import annotations
@@ -26,15 +30,19 @@ from hookline.events import Event
 from hookline.tools import to_content
 
 if TYPE_CHECKING:
+    from hookline.result import Reply
     from hookline.state import State
 
-__all__ = ["DepsT", "RunContext", "StatusEmitter", "status_forwarder"]
+__all__ = ["Asker", "DepsT", "RunContext", "StatusEmitter", "status_forwarder"]
 
 DepsT = TypeVar("DepsT")
 """The type of a run's deps (`Agent(deps_type=...)`)."""
 
 StatusEmitter = Callable[[str, dict[str, Any]], None]
 """Adds one status line, with its metadata, to the run (from any thread)."""
+
+Asker = Callable[[str, "dict[str, Any] | None"], None]
+"""Pauses the run at a call to ask the user a question (with the JSON schema of the answer, or None)."""
 
 
 class RunContext(Generic[DepsT]):
@@ -50,11 +58,13 @@ class RunContext(Generic[DepsT]):
         user: The session's owner, or None for a run without a session.
         call_id: The id of the tool call (None in a hook).
         tool_name: The name of the tool called (None in a hook).
+        reply: The user's reply to the question this call asked (`ask`) before the run was
+            paused, now that the run is resumed with one; None otherwise.
     """
 
     _hookline_run_context: ClassVar[bool] = True  # what tools and hooks look for (`hookline._context_var`)
 
-    __slots__ = ("_emit", "_forward", "_state", "call_id", "deps", "session_id", "tool_name", "user")
+    __slots__ = ("_ask", "_emit", "_forward", "_state", "call_id", "deps", "reply", "session_id", "tool_name", "user")
 
     def __init__(
         self,
@@ -67,15 +77,19 @@ class RunContext(Generic[DepsT]):
         tool_name: str | None = None,
         emit: StatusEmitter | None = None,
         forward: Callable[[Event, str], None] | None = None,
+        reply: Reply | None = None,
+        ask: Asker | None = None,
     ) -> None:
         self.deps = deps
         self.session_id = session_id
         self.user = user
         self.call_id = call_id
         self.tool_name = tool_name
+        self.reply = reply
         self._state = state
         self._emit = emit
         self._forward = forward
+        self._ask = ask
 
     @property
     def state(self) -> State:
@@ -108,6 +122,24 @@ class RunContext(Generic[DepsT]):
         """
         if self._emit is not None:
             self._emit(to_content(value), {"partial_result": True})
+
+    def ask(self, question: str, response_schema: dict[str, Any] | None = None) -> None:
+        """Pause the run at this call to ask the user `question`; the answer comes back as `reply` on resume.
+
+        Once the tool returns, what it returned is dropped and its call stays unanswered: the
+        run stops (`stop_reason="interrupted"`) with an `Interruption` of this call whose
+        `reason` is `question` and whose `response_schema` is given (the JSON schema of the
+        answer, for a form; without one, an empty form: the user accepts or declines).
+        `agent.resume(session_id, {call_id: {"response": {...}}})` runs the call again with
+        `reply` accepted with that answer; `False` or a reason declines, `{"cancel": True}`
+        cancels. Only a run with a session can be resumed.
+
+        Raises:
+            RuntimeError: this context belongs to no tool call of a run.
+        """
+        if self._ask is None:
+            raise RuntimeError("this RunContext belongs to no tool call of a run, so it cannot ask the user")
+        self._ask(str(question), response_schema)
 
     def __repr__(self) -> str:
         where = f"call_id={self.call_id!r}, tool_name={self.tool_name!r}" if self.call_id else "hook"

@@ -8,7 +8,7 @@ approvals it is given (`hookline.resume`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from hookline.messages import ToolResultPart
 
@@ -24,4 +24,6 @@ class Decision:
     result: ToolResultPart | None = None
     """The result the call is answered with (none for `interrupt`)."""
     reason: str = ""
-    """Why, as the hook gave it."""
+    """Why, as the hook gave it; for a call whose tool asked the user a question, the question."""
+    response_schema: dict[str, Any] | None = None
+    """For `interrupt` on a question: the JSON schema of the answer (None for an approval)."""

@@ -51,6 +51,7 @@ from hookline.resume import (
     edit_event,
     held_messages,
     plan_resume,
+    replies,
     started_calls,
 )
 from hookline.run_scope import RunScope
@@ -156,9 +157,10 @@ class Run:
     async def execute(self) -> RunResult:
         """Run to the end and return the result (or raise `MaxTurnsExceeded`, `HookError`, ...)."""
         tracing = _tracing.active
-        if tracing is not None:
-            self._trace = self.runner.trace = tracing.for_run(self.agent, self.state.session_id, self.prompt)
-            return await self._trace.run(self._execute_in_session)
+        trace = None if tracing is None else tracing.for_run(self.agent, self.state.session_id, self.prompt)
+        if trace is not None:
+            self._trace = self.runner.trace = trace
+            return await trace.run(self._execute_in_session)
         return await self._execute_in_session()
 
     async def _execute_in_session(self) -> RunResult:
@@ -474,15 +476,15 @@ class Run:
             self._release_injections()
             return
         to_run = [c for c in calls if c.id not in decisions] if decisions else calls
-        if self.recorder.active:  # each start is on record before the tool runs: at most once, even after a kill
-            for call in to_run:
-                self.scope.call_started(call)
-            if self.recorder.store is not None:
-                await self.recorder.flush()
+        if self.recorder.active:
+            await self._record_starts(to_run)
         self._started, ran = to_run, self._ran
         rest = self.runner.start(self.tools, to_run, ran)
         if rest is not None:  # some calls wait (I/O): those that could be answered at once were
             await rest
+        asked = self.scope.take_questions()
+        if asked:  # a tool asked the user a question (`RunContext.ask`): its call pauses like an interrupted one
+            decisions = {**decisions, **asked}
         if decisions or _AFTER_TOOL in self._hooked:
             results = await self._after_tools(calls, decisions, ran)
         else:  # what `_after_tools` gives when there is nothing to apply
@@ -495,6 +497,13 @@ class Run:
             self._release_injections()
         if self.runner.keep and self.stop_reason is None:
             self._exit_if_done(results, ran)
+
+    async def _record_starts(self, calls: list[ToolCallPart]) -> None:
+        """"running add(a=1, b=2)" for each call, on record before it runs: at most once, even after a kill."""
+        for call in calls:
+            self.scope.call_started(call)
+        if self.recorder.store is not None:
+            await self.recorder.flush()
 
     def _exit_if_done(self, results: list[ToolResultPart], ran: dict[str, ToolResultPart]) -> None:
         """An exit condition: a tool it names ran and succeeded, so the run ends, its value the output."""
@@ -526,10 +535,14 @@ class Run:
             decision = decisions.get(call.id)
             if decision is None or decision.action != "interrupt":
                 continue
-            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason)
+            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason,
+                                response_schema=decision.response_schema)
             self.interruptions.append(item)
-            text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
-            self._status("agent", text, force=True, interrupted=item.model_dump())
+            if decision.response_schema is not None:
+                text = f"paused {call.name}: it asks {decision.reason}"
+            else:
+                text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
+            self._status("agent", text, force=True, interrupted=item.model_dump(exclude_none=True))
         for message in self.buffer.take():  # they join the conversation once the paused calls are answered
             self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))
@@ -579,6 +592,7 @@ class Run:
         if not pending:  # the model's answer was never recorded (its process died while it answered): ask again
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
+        self.scope.replies = replies(pending, self.approvals or {}, self._log_tail)
         self.tools = self.agent.tools_for(self.state)
         self.buffer.messages.extend(held_messages(self._log_tail))
         for event in self.audit(pending, self.approvals or {}) if self.audit else ():  # e.g. who decided each call

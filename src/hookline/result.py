@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,11 +10,11 @@ from hookline.messages import Message
 from hookline.types import StopReason
 from hookline.usage import Usage
 
-__all__ = ["Interruption", "RunResult"]
+__all__ = ["Interruption", "Reply", "RunResult"]
 
 
 class Interruption(BaseModel):
-    """A tool call paused for human approval."""
+    """A tool call paused for human approval, or for the user's answer to its tool's question."""
 
     model_config = ConfigDict(extra="forbid")
     call_id: str
@@ -24,7 +24,21 @@ class Interruption(BaseModel):
     arguments: dict[str, Any] | str
     """The arguments the model gave."""
     reason: str = ""
-    """Why it was paused."""
+    """Why it was paused; for a question, the question."""
+    response_schema: dict[str, Any] | None = None
+    """For a call whose tool asked the user a question (`RunContext.ask`, e.g. an MCP server's
+    elicitation): the JSON schema of the answer, from which a front end renders a form. None for
+    an approval."""
+
+
+class Reply(BaseModel):
+    """The user's reply to a paused call's question, as its tool gets it when the run resumes (`RunContext.reply`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    action: Literal["accept", "decline", "cancel"]
+    """`accept`: the user answered (`content`); `decline`: they refused to; `cancel`: they dismissed the question."""
+    content: Any = None
+    """The answer, when accepted (a JSON value, meant to fit the question's `response_schema`)."""
 
 
 class RunResult(BaseModel):

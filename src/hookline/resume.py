@@ -5,6 +5,10 @@ refuses it, `{"args": {...}}` runs it with other arguments, no answer leaves it 
 call whose start was recorded but whose result was not (its process died while it ran) is
 never re-run silently: it comes back as an interruption until the user approves it again.
 
+A call whose tool asked the user a question (`RunContext.ask`) runs again on any answer,
+with the user's `Reply` in its context: `{"response": ...}` (or `True`) accepts with that
+answer, `False` or a reason declines, `{"cancel": True}` cancels.
+
 An edit of a call's arguments is checked against the tool's schema before anything is
 recorded, and recorded as the user's (`edit_event`) before the call runs: the log keeps the
 model's call as it was made, and the user's change beside it. Whoever resumes may have more
@@ -15,6 +19,7 @@ it under the session's run lock, so only a resumption that applies its decisions
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,21 +29,23 @@ from hookline.decision import Decision
 from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from hookline.result import Interruption
+from hookline.result import Interruption, Reply
 from hookline.tools import Tool
 
 __all__ = [
     "DIED_REASON", "Answer", "Approval", "AuditLines", "check_resumption", "edit_event", "edited_calls",
-    "held_messages", "parse_approvals", "paused_calls", "plan_resume", "started_calls",
+    "held_messages", "parse_approvals", "paused_calls", "plan_resume", "replies", "started_calls",
 ]
 
 Approval = bool | str | Mapping[str, Any]
 """One paused call's answer, as a user gives it: `True` runs it; `False` or a reason refuses
 it; `{"args": {...}}` runs it with these arguments; `{"approve": False, "reason": "..."}`
-refuses it (`{"approve": True}` runs it)."""
+refuses it (`{"approve": True}` runs it). To a call's question: `{"response": ...}` answers it,
+`{"cancel": True}` dismisses it (refusing an approval)."""
 
 Answer = bool | str | dict[str, Any]
-"""An `Approval` in its one form per meaning: `True`, `False`, a reason, or `{"args": {...}}`."""
+"""An `Approval` in its one form per meaning: `True`, `False`, a reason, `{"args": {...}}`,
+`{"response": ...}` or `{"cancel": True}`."""
 
 AuditLines = Callable[[Sequence[ToolCallPart], Mapping[str, Answer]], Sequence[Event]]
 """Builds the events a resumption records before its paused calls run or are refused, from
@@ -46,6 +53,7 @@ those calls (as the model made them) and the approvals: e.g. who decided each on
 called once the approvals are checked against the session, while the run holds its lock."""
 
 _KEYS = ("approve", "args", "reason")
+_REPLY_KEYS = ("response", "cancel")
 
 DIED_REASON = "the process stopped while this call ran; it may or may not have taken effect"
 """Why a call whose start is on record but whose result is not comes back as an interruption."""
@@ -70,6 +78,8 @@ def _parse_answer(call_id: str, answer: Any) -> Answer:
     where = f"the approval for call {call_id!r}"
     if not isinstance(answer, Mapping):
         raise ConfigError(f'{where} must be True, False, a reason or {{"args": {{...}}}}, not {answer!r:.80}')
+    if set(answer) & set(_REPLY_KEYS):
+        return _parse_reply(where, answer)
     unknown = sorted(set(answer) - set(_KEYS))
     approve, args, reason = (answer.get(key) for key in _KEYS)
     problems = {
@@ -87,6 +97,16 @@ def _parse_answer(call_id: str, answer: Any) -> Answer:
     if args is not None:
         return {"args": dict(args)}
     return True if approve else reason or False
+
+
+def _parse_reply(where: str, answer: Mapping[str, Any]) -> Answer:
+    """`{"response": ...}` or `{"cancel": True}`, alone."""
+    if len(answer) != 1:
+        raise ConfigError(f'{where} answers a question with {{"response": ...}} or {{"cancel": true}} alone, '
+                          f"not with {', '.join(map(repr, sorted(answer)))}")
+    if "cancel" in answer and answer["cancel"] is not True:
+        raise ConfigError(f'{where}: "cancel" must be true (to decline, answer false or a reason)')
+    return dict(answer)
 
 
 def check_resumption(
@@ -110,7 +130,7 @@ def check_resumption(
     _check_names(messages, unanswered, approvals, session_id)
     last_prompt = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
     turn = sum(1 for m in messages[last_prompt + 1 :] if m.role == "assistant")
-    if not any(isinstance(answer, dict) for answer in approvals.values()):
+    if not any(isinstance(answer, dict) and "args" in answer for answer in approvals.values()):
         return turn, {}
     return turn, edited_calls(list(unanswered.values()), approvals, tools())
 
@@ -143,7 +163,7 @@ def edited_calls(
     edited: dict[str, ToolCallPart] = {}
     for call in pending:
         answer = approvals.get(call.id)
-        if not isinstance(answer, dict):
+        if not isinstance(answer, dict) or "args" not in answer:
             continue
         tool = tools.get(call.name)
         if tool is None:
@@ -183,37 +203,68 @@ def _shown(arguments: dict[str, Any] | str) -> str:
 def plan_resume(
     pending: Sequence[ToolCallPart], approvals: Mapping[str, Approval], log: Sequence[Event]
 ) -> dict[str, Decision]:
-    """Decisions for the pending calls: approved calls (edited ones too) are left out (they run)."""
-    started, reasons = _call_history(_since_last_calls(log))
+    """Decisions for the pending calls; approved calls (edited ones too) and answered questions run: they have none."""
+    history = _call_history(_since_last_calls(log))
     decisions: dict[str, Decision] = {}
     for call in pending:
         answer = approvals.get(call.id)
-        if answer is True or isinstance(answer, Mapping):
-            continue
+        question = history.questions.get(call.id)
         if answer is None:
-            reason = DIED_REASON if call.id in started else reasons.get(call.id, "awaiting approval")
-            decisions[call.id] = Decision("interrupt", reason=reason)
-            continue
-        reason = answer if isinstance(answer, str) else ""
-        text = f"the user refused the call to {call.name}" + (f": {reason}" if reason else "")
-        result = ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
-        decisions[call.id] = Decision("deny", result=result, reason=reason)
+            died = call.id in history.started and call.id not in history.paused_since
+            reason = DIED_REASON if died else history.reasons.get(call.id, "awaiting approval")
+            decisions[call.id] = Decision("interrupt", reason=reason, response_schema=question)
+        elif question is None and (answer is not True and not _runs(answer)):
+            reason = answer if isinstance(answer, str) else "cancelled" if isinstance(answer, Mapping) else ""
+            text = f"the user refused the call to {call.name}" + (f": {reason}" if reason else "")
+            result = ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
+            decisions[call.id] = Decision("deny", result=result, reason=reason)
     return decisions
 
 
+def _runs(answer: Approval) -> bool:
+    """Whether an answer to an approval runs the call: `{"args": ...}`, or a `{"response": ...}`."""
+    return isinstance(answer, Mapping) and ("args" in answer or "response" in answer)
+
+
+def replies(pending: Sequence[ToolCallPart], approvals: Mapping[str, Answer], log: Sequence[Event]
+            ) -> dict[str, Reply]:
+    """The user's replies to the pending calls that asked a question and are answered now, by call id."""
+    questions = _call_history(_since_last_calls(log)).questions
+    found: dict[str, Reply] = {}
+    for call in pending:
+        answer = approvals.get(call.id)
+        if call.id in questions and answer is not None:
+            found[call.id] = _reply(answer)
+    return found
+
+
+def _reply(answer: Answer) -> Reply:
+    if answer is True:
+        return Reply(action="accept")
+    if isinstance(answer, dict) and "response" in answer:
+        return Reply(action="accept", content=answer["response"])
+    if isinstance(answer, dict) and "cancel" in answer:
+        return Reply(action="cancel")
+    if isinstance(answer, dict):  # edited arguments: the call runs again with them, the question unanswered
+        return Reply(action="accept")
+    return Reply(action="decline", content=answer or None)
+
+
 def paused_calls(log: Sequence[Event]) -> list[Interruption]:
-    """The calls of a session's log (the `all` view) that await a decision, with their reasons."""
+    """The calls of a session's log (the `all` view) that await a decision, with their reasons (and questions)."""
     messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
     pending = open_calls(messages)
     decisions = plan_resume(pending, {}, log)
     return [
-        Interruption(call_id=c.id, name=c.name, arguments=c.arguments, reason=decisions[c.id].reason) for c in pending
+        Interruption(call_id=c.id, name=c.name, arguments=c.arguments, reason=decisions[c.id].reason,
+                     response_schema=decisions[c.id].response_schema)
+        for c in pending
     ]
 
 
 def started_calls(log: Sequence[Event]) -> set[str]:
     """The calls since the last assistant turn whose start is on record (they may have run)."""
-    return _call_history(_since_last_calls(log))[0]
+    return _call_history(_since_last_calls(log)).started
 
 
 def held_messages(log: Sequence[Event]) -> list[Message]:
@@ -234,15 +285,31 @@ def _since_last_calls(log: Sequence[Event]) -> Sequence[Event]:
     return log
 
 
-def _call_history(log: Sequence[Event]) -> tuple[set[str], dict[str, str]]:
-    started: set[str] = set()
-    reasons: dict[str, str] = {}
+@dataclass
+class _History:
+    started: set[str] = field(default_factory=set)
+    """Calls whose start is on record."""
+    paused_since: set[str] = field(default_factory=set)
+    """Calls paused after their start (their tool asked a question, or a resumption paused them again)."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Why each paused call was paused."""
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The answer schema of each paused call that asked the user a question."""
+
+
+def _call_history(log: Sequence[Event]) -> _History:
+    history = _History()
     for event in log:  # status lines, or markers where the user switched that status off
         if event.kind == "message":
             continue
         if event.metadata.get("started"):
-            started.add(event.metadata["call_id"])
+            history.started.add(event.metadata["call_id"])
         paused = event.metadata.get("interrupted")
         if isinstance(paused, dict):
-            reasons[paused["call_id"]] = paused.get("reason", "")
-    return started, reasons
+            call_id = paused["call_id"]
+            history.reasons[call_id] = paused.get("reason", "")
+            if call_id in history.started:
+                history.paused_since.add(call_id)
+            if isinstance(paused.get("response_schema"), dict):
+                history.questions[call_id] = paused["response_schema"]
+    return history

@@ -18,16 +18,21 @@ from functools import partial
 from typing import Any, TypeVar
 
 from hookline.context import RunContext
+from hookline.decision import Decision
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.recorder import Recorder
+from hookline.result import Reply
 from hookline.state import State
 from hookline.status import LogCapture, current_capture, describe_call, describe_result, install_log_capture
 from hookline.types import StatusSource
 
 __all__ = ["RunScope"]
+
+_NO_CONTENT: dict[str, Any] = {"type": "object", "properties": {}}
+"""The answer schema of a question asked without one: an empty form."""
 
 T = TypeVar("T")
 
@@ -48,8 +53,8 @@ class RunScope:
     """
 
     __slots__ = (
-        "_inputs", "_loop", "_outputs", "_thread", "agent_name", "deps", "hook_logs", "model_logs", "on", "recorder",
-        "state", "tool_logs", "user",
+        "_inputs", "_loop", "_outputs", "_questions", "_thread", "agent_name", "deps", "hook_logs", "model_logs", "on",
+        "recorder", "replies", "state", "tool_logs", "user",
     )
 
     def __init__(self, recorder: Recorder, state: State, agent_name: str, status: StatusOptions, deps: Any) -> None:
@@ -69,6 +74,9 @@ class RunScope:
             install_log_capture()  # tool logs: the tool runner installs it
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread = 0
+        self.replies: dict[str, Reply] = {}
+        """The user's replies to the questions of the calls this run resumes, by call id."""
+        self._questions: dict[str, Decision] = {}
 
     def bind(self) -> None:
         """Note the run's event loop and its thread; call it from the run's task."""
@@ -114,8 +122,18 @@ class RunScope:
         return RunContext(
             self.deps, state=self.state, session_id=self.state.session_id, user=self.user, call_id=call.id,
             tool_name=call.name, emit=partial(self._tool_status, call) if self.on["tool"] else None,
-            forward=self.forward if self.recorder.active else None,
+            forward=self.forward if self.recorder.active else None, reply=self.replies.get(call.id),
+            ask=partial(self._ask, call),
         )
+
+    def _ask(self, call: ToolCallPart, question: str, response_schema: dict[str, Any] | None) -> None:
+        schema = response_schema if response_schema is not None else _NO_CONTENT  # accepted or declined, no more
+        self._questions[call.id] = Decision("interrupt", reason=question, response_schema=schema)
+
+    def take_questions(self) -> dict[str, Decision]:
+        """The calls whose tools asked the user a question (`RunContext.ask`) since the last take, as pauses."""
+        questions, self._questions = self._questions, {}
+        return questions
 
     def hook_context(self, hook: str, point: HookPoint) -> RunContext[Any]:
         """The context of one hook call."""

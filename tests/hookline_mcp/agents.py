@@ -1,4 +1,4 @@
-"""Agents for the MCP server tests, served by `python -m hookline.mcp.server <this file>:<name>`.
+"""Agents for the MCP server tests, served by `python -m hookline.mcp <this file>:<name>`.
 
 Each is backed by a `FunctionModel` script, so the server runs the real loop offline.
 """

@@ -18,9 +18,9 @@ from waiting import DEADLINE
 SERVERS = Path(__file__).with_name("servers")
 
 
-def server_args(name: str, state: Path, *, legacy: bool = False) -> list[str]:
-    """The arguments that run the test server `name`, writing under `state`."""
-    return [str(SERVERS / f"{name}.py"), "--state", str(state), *(["--legacy"] if legacy else [])]
+def server_args(name: str, state: Path, *, legacy: bool = False, extra: tuple[str, ...] = ()) -> list[str]:
+    """The arguments that run the test server `name`, writing under `state` (`extra`: more options)."""
+    return [str(SERVERS / f"{name}.py"), "--state", str(state), *(["--legacy"] if legacy else []), *extra]
 
 
 def stdio_toolset(name: str, state: Path, *, legacy: bool = False, **options: Any) -> MCPToolset:
@@ -51,8 +51,8 @@ def alive(pid: int) -> bool:
 class HttpServer:
     """A test server on streamable HTTP, which a test can kill and start again on the same port."""
 
-    def __init__(self, name: str, state: Path, *, legacy: bool = False) -> None:
-        self.args = server_args(name, state, legacy=legacy)
+    def __init__(self, name: str, state: Path, *, legacy: bool = False, extra: tuple[str, ...] = ()) -> None:
+        self.args = server_args(name, state, legacy=legacy, extra=extra)
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.start()

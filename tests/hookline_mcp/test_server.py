@@ -1,6 +1,6 @@
 """`hookline.mcp.server`: an agent served as an MCP tool, checked with the `mcp` SDK's own client.
 
-The server runs as a subprocess (`python -m hookline.mcp.server tests/.../agents.py:NAME`),
+The server runs as a subprocess (`python -m hookline.mcp tests/.../agents.py:NAME`),
 over stdio and over streamable HTTP on 127.0.0.1.
 """
 
@@ -26,7 +26,7 @@ from waiting import DEADLINE
 pytestmark = pytest.mark.anyio
 
 AGENTS = Path(__file__).with_name("agents.py")
-SERVE = [sys.executable, "-m", "hookline.mcp.server"]
+SERVE = [sys.executable, "-m", "hookline.mcp"]
 
 
 def stdio_server(agent: str, *options: str) -> StdioServerParameters:
@@ -102,7 +102,7 @@ async def test_a_failed_run_and_a_bad_call_are_error_results() -> None:
 
 
 class HttpAgentServer:
-    """`python -m hookline.mcp.server ... --http --port 0`, with the URL read from its stderr."""
+    """`python -m hookline.mcp ... --http --port 0`, with the URL read from its stderr."""
 
     def __init__(self, agent: str, *options: str) -> None:
         self.process = subprocess.Popen([*SERVE, f"{AGENTS}:{agent}", "--http", "--port", "0", *options],
@@ -136,6 +136,8 @@ async def test_over_http_progress_arrives_and_the_answer_returns(http_agent: Htt
     async with Client(http_agent.url, mode=mode) as client:
         progress = Progress()
         result = await client.call_tool("calculator", {"prompt": "2+3?"}, progress_callback=progress)
+        era = client.protocol_version
+    assert era == ("2026-07-28" if mode == "auto" else "2025-11-25"), "both eras on one endpoint, the new one first"
     assert text(result) == "the sum is 5 (prompt 1 of this conversation)"
     assert "running add(a=2, b=3)" in progress.messages
 

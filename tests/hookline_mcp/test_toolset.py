@@ -7,6 +7,8 @@ it) and, where the transport matters, over both transports.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -71,7 +73,7 @@ async def test_tools_are_listed_once_and_called_beside_plain_tools(toolset_of: C
     assert [r.content for r in results(first.messages)] == ["5", "8"]
     assert [r.content for r in results(second.messages)] == ["2"]
     offered = [spec.name for spec in model.requests[0].tools]  # type: ignore[attr-defined]
-    assert offered == ["double", "add", "slow", "fail", "progress", "crash", "env", "cwd", "picture"]
+    assert offered == ["double", "add", "slow", "fail", "progress", "crash", "env", "cwd", "picture", "snapshot"]
     add = next(s for s in model.requests[0].tools if s.name == "add")  # type: ignore[attr-defined]
     assert add.parameters["required"] == ["a", "b"]
     assert add.description == "Add two integers."
@@ -93,6 +95,28 @@ async def test_images_and_binary_resources_become_the_results_attachments(
     assert (image.type, image.media_type, image.data[:4]) == ("image", "image/png", b"\x89PNG")
     assert (report.type, report.media_type, report.name, report.data) == (
         "file", "application/pdf", "r.pdf", b"%PDF-1.4\n%%EOF\n")
+
+
+async def test_the_2026_revision_is_spoken_where_the_server_offers_it(toolset_of: Callable[..., MCPToolset],
+                                                                       state: Path, legacy: bool) -> None:
+    async with toolset_of() as toolset:
+        add = next(t for t in toolset.tools() if t.name == "add")
+        assert await add.call({"a": 1, "b": 2}) == "3"
+    assert lines(state, "eras") == ["2025-11-25" if legacy else "2026-07-28"]
+
+
+async def test_structured_content_does_not_repeat_an_image_as_text(toolset_of: Callable[..., MCPToolset]) -> None:
+    model = script(call("snapshot"), ModelResponse(text="done"))
+    agent = Agent(model=model, tools=[toolset_of()])
+    try:
+        run = await agent.prompt("show me")
+    finally:
+        await agent.close()
+    (result,) = results(run.messages)
+    (image,) = result.attachments
+    assert image.data[:4] == b"\x89PNG"
+    assert json.loads(result.content) == {"width": 1, "height": 1, "data": "[image (image/png, 70 bytes)]",
+                                          "preview": "[image (image/png, 70 bytes)]"}
 
 
 async def test_a_changed_tool_list_is_listed_again_once(toolset_of: Callable[..., MCPToolset], state: Path) -> None:
@@ -118,6 +142,19 @@ async def test_a_list_announced_before_the_result_is_offered_on_the_next_turn(st
         result = await agent.prompt("grow")
     assert [r.content for r in results(result.messages)] == ["grow done", "extra here"]
     assert len(lines(state, "lists")) == 2
+
+
+async def test_a_tool_that_runs_only_as_a_task_is_left_out_with_a_warning(state: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    # taskSupport is a 2025-11-25 field: a 2026-07-28 server leaves it off the wire
+    model = script(lambda request: ModelResponse(text=" ".join(names(request))))
+    async with Agent(model=model, tools=[stdio_toolset("task_server", state, legacy=True)]) as agent:
+        with caplog.at_level(logging.WARNING, logger="hookline.mcp"):
+            run = await agent.prompt("which tools?")
+    assert run.output == "quick"
+    (warning,) = [r for r in caplog.records if r.name == "hookline.mcp"]
+    assert warning.getMessage() == ("MCP server 'tasks' runs report only as MCP tasks, which hookline does not call "
+                                    "yet: left out of the tools the model sees")
 
 
 async def test_a_tool_error_and_a_json_rpc_error_are_error_results(toolset_of: Callable[..., MCPToolset]) -> None:
@@ -261,6 +298,38 @@ async def test_http_server_restarted_between_calls_gets_the_call_once(http_serve
         http_server.restart()
         assert await add.call({"a": 2, "b": 2}) == "4"
     assert lines(state, "calls") == ["add", "add"]
+
+
+async def test_a_restarted_server_that_answers_400_for_the_old_session_gets_the_call_once(state: Path) -> None:
+    server = HttpServer("tools_server", state, legacy=True, extra=("--session-gone", "400"))
+    try:
+        async with MCPToolset.http(server.url) as toolset:
+            add = next(t for t in toolset.tools() if t.name == "add")
+            assert await add.call({"a": 1, "b": 1}) == "2"
+            server.restart()
+            assert await add.call({"a": 2, "b": 2}) == "4"
+            assert await add.call({"a": 3, "b": 3}) == "6"
+    finally:
+        server.kill()
+    assert lines(state, "calls") == ["add", "add", "add"]
+
+
+async def test_a_server_that_wants_authorization_says_so(state: Path, legacy: bool) -> None:
+    server = HttpServer("tools_server", state, legacy=legacy, extra=("--bearer", "s3cret-token"))
+    try:
+        with pytest.raises(MCPConnectionError) as refused:
+            async with MCPToolset.http(server.url, headers={"Authorization": "Bearer wrong-token"}):
+                pass
+        async with MCPToolset.http(server.url, headers={"Authorization": "Bearer s3cret-token"}) as toolset:
+            add = next(t for t in toolset.tools() if t.name == "add")
+            assert await add.call({"a": 1, "b": 1}) == "2"
+    finally:
+        server.kill()
+    message = str(refused.value)
+    assert "HTTP 401" in message
+    assert "wants authorization" in message
+    assert 'resource_metadata="http://127.0.0.1:' in message, "what the server asked for"
+    assert "token" not in message.replace("invalid_token", ""), "no credential, the given one or another"
 
 
 async def test_http_server_down_gives_an_error_result_then_recovers(http_server: HttpServer, state: Path) -> None:

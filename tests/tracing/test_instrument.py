@@ -8,13 +8,14 @@ import sys
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Tracer
 
 import hookline
 import hookline.tracing
-from hookline import Agent
+from hookline import Agent, tool
 from hookline.tracing import instrument, uninstrument
 
-from .scripts import answer, script
+from .scripts import answer, call, script
 from .spans import Spans
 
 pytestmark = pytest.mark.anyio
@@ -69,6 +70,52 @@ async def test_without_a_provider_it_uses_the_global_one(spans: Spans) -> None:
         result = await Agent(name="a", model=script(answer("1"))).prompt("one")
     assert result.output == "1"
     assert spans.all == ()
+
+
+async def test_without_any_sdk_a_run_is_untraced_and_keeps_the_callers_span(user_tracer: Tracer) -> None:
+    # No global provider is set in the tests: nothing would record this run, so nothing wraps it
+    seen: list[object] = []
+
+    @tool
+    def where() -> str:
+        """The span current in the tool."""
+        seen.append(trace.get_current_span())
+        return "here"
+
+    agent = Agent(name="a", model=script(call("c1", "where"), answer("done")), tools=[where])
+    with instrument() as handle, user_tracer.start_as_current_span("request") as caller:
+        await agent.prompt("where?")
+        assert seen == [caller]
+        assert handle.tracing.for_run(agent, None, None) is None
+
+
+def test_a_global_sdk_set_after_instrument_is_followed() -> None:
+    code = """
+import hookline
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from hookline import Agent
+from hookline.models import FunctionModel, ModelResponse
+
+agent = Agent(name="a", model=FunctionModel(lambda request: ModelResponse(text="hi")))
+hookline.instrument()
+agent.prompt("before any SDK").run_sync()
+exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+tracers = TracerProvider()
+tracers.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(tracers)
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+agent.prompt("after").run_sync()
+assert [s.name for s in exporter.get_finished_spans()] == ["chat function", "invoke_agent a"]
+names = [m.name for r in reader.get_metrics_data().resource_metrics for s in r.scope_metrics for m in s.metrics]
+assert names == ["gen_ai.client.operation.duration"], names
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_hookline_exports_instrument_and_uninstrument() -> None:

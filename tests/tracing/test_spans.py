@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
 from opentelemetry.trace import SpanKind, StatusCode
 
 from hookline import Agent, MaxTurnsExceeded, ModelError, ToolCallPart, tool
@@ -10,7 +14,7 @@ from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.models.openai import OpenAIModel
 from hookline.retry import RetryPolicy
 from hookline.testing import FakeOpenAIServer
-from hookline.tracing import Instrumentation
+from hookline.tracing import Instrumentation, instrument
 
 from .scripts import answer, call, script
 from .spans import Spans
@@ -83,6 +87,7 @@ async def test_openai_adapter_names_its_provider_model_and_response(traced: Inst
     with FakeOpenAIServer() as server:
         server.enqueue_tool_calls([("add", {"a": 2, "b": 3})], input_tokens=11, output_tokens=4)
         server.enqueue_text("5", input_tokens=20, output_tokens=2)
+        port = urlsplit(server.url).port
         async with OpenAIModel("gpt-4o-mini", base_url=server.base_url, api_key="test-key", retry=FAST_RETRY,
                                settings={"temperature": 0, "max_tokens": 64, "stop": "END", "seed": 7,
                                          "logit_bias": {"1": 2}}) as model:
@@ -105,6 +110,48 @@ async def test_openai_adapter_names_its_provider_model_and_response(traced: Inst
     assert not any("logit" in key for key in attributes)  # settings without a convention are left out
     assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (11, 4)
     assert tuple((second.attributes or {})["gen_ai.response.finish_reasons"]) == ("stop",)  # type: ignore[arg-type]
+    assert (attributes["server.address"], attributes["server.port"]) == ("127.0.0.1", port)
+
+
+@pytest.mark.parametrize(("base_url", "server"), [
+    ("https://api.example.com/v1", {"server.address": "api.example.com", "server.port": 443}),
+    ("http://[::1]:8080/v1", {"server.address": "::1", "server.port": 8080}),
+])
+async def test_the_server_of_a_remote_model_is_on_its_chat_spans(
+        traced: Instrumentation, spans: Spans, base_url: str, server: dict[str, object]) -> None:
+    model = script(answer("hi"))
+    model.base_url = base_url  # where a FunctionModel standing for a remote one says it listens
+    await Agent(name="a", model=model).prompt("hi")
+
+    attributes = dict(spans.one("chat function").attributes or {})
+    assert {k: v for k, v in attributes.items() if k.startswith("server.")} == server
+    assert not any(k.startswith("server.") for k in spans.one("invoke_agent a").attributes or {})
+
+
+async def test_a_model_that_reports_no_usage_gets_no_token_counts(traced: Instrumentation, spans: Spans) -> None:
+    await Agent(name="a", model=script(ModelResponse(text="hi"))).prompt("hi")
+
+    for span in (spans.one("chat function"), spans.one("invoke_agent a")):
+        assert not any(key.startswith("gen_ai.usage.") for key in span.attributes or {}), span.name
+
+
+async def test_every_gen_ai_attribute_is_one_of_the_conventions(provider: TracerProvider, spans: Spans) -> None:
+    # hookline's own attributes are `hookline.*`: the `gen_ai` namespace is the conventions' alone
+    with FakeOpenAIServer() as server, instrument(provider, include_content=True):
+        server.enqueue_tool_calls([("add", {"a": 2, "b": 3}), ("broken", {"a": 1})], input_tokens=11, output_tokens=4)
+        server.enqueue_error(500, message="down")
+        async with OpenAIModel("gpt-4o-mini", base_url=server.base_url, api_key="test-key", retry=FAST_RETRY,
+                               settings={"temperature": 0, "top_p": 1, "max_tokens": 64, "stop": ["END"], "seed": 7,
+                                         "frequency_penalty": 0, "presence_penalty": 0}) as model:
+            agent = Agent(name="calc", model=model, tools=[add, broken], instructions="Add.")
+            with pytest.raises(ModelError):
+                await agent.prompt("2+3?").session("s-1")
+
+    registry = {value for name, value in vars(gen_ai_attributes).items() if name.startswith("GEN_AI_")}
+    used = {key for span in spans.all for key in span.attributes or {}}
+    assert {key for key in used if key.startswith("gen_ai.")} - registry == set()
+    assert {key for key in used if not key.startswith(("gen_ai.", "hookline."))} == {
+        "error.type", "server.address", "server.port"}
 
 
 async def test_a_streamed_run_has_the_same_spans_marked_streaming(traced: Instrumentation, spans: Spans) -> None:

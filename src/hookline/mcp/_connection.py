@@ -34,9 +34,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from hookline.mcp._caller import Caller
 from hookline.mcp._convert import log_record, progress_record, python_level
 from hookline.mcp._transports import UNSENT, MCPConnectionError, Settings, Target, reason, watched
-from hookline.status import LogCapture, current_capture
 
 __all__ = ["Connection", "ToolsListener"]
 
@@ -44,9 +44,10 @@ logger = logging.getLogger("hookline.mcp")
 
 _PAGES = 100
 _tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+_caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("hookline_mcp_caller", default=None)
 
-ToolsListener = Callable[[list[types.Tool]], None]
-"""Receives each new listing of a server's tools."""
+ToolsListener = Callable[[str, list[types.Tool]], None]
+"""Receives the server's label (`MCP server 'name'`) and each new listing of its tools."""
 
 
 class Connection:
@@ -73,7 +74,7 @@ class Connection:
         self._dirty = True
         self._watched = False
         self._group: anyio.abc.TaskGroup | None = None
-        self._captures: dict[object, LogCapture] = {}
+        self._callers: dict[object, Caller] = {}
         self._min_level = python_level(settings.log_level)
 
     @property
@@ -153,6 +154,7 @@ class Connection:
             cache=None,
             message_handler=self._on_message,
             logging_callback=self._on_log,
+            elicitation_callback=self._on_elicit,
             log_level=self.settings.log_level,
             client_info=types.Implementation(name="hookline", version=_version()),
         )
@@ -201,7 +203,7 @@ class Connection:
             except BaseException:
                 self._dirty = True
                 raise
-        self._on_tools(tools)
+        self._on_tools(self.label, tools)
 
     async def _refresh_in_background(self) -> None:
         while True:
@@ -237,8 +239,8 @@ class Connection:
 
     # -- calls and notifications -----------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any], capture: LogCapture | None) -> types.CallToolResult:
-        """Call tool `name`; progress and log notifications meanwhile go to `capture`.
+    async def call(self, name: str, arguments: dict[str, Any], caller: Caller) -> types.CallToolResult:
+        """Call tool `name`; progress and log notifications meanwhile go to `caller`, and its questions.
 
         Raises:
             MCPError: the server answered with an error, the call timed out, or the connection ended.
@@ -247,22 +249,40 @@ class Connection:
         if client is None:
             raise MCPError(types.CONNECTION_CLOSED, "not connected", {UNSENT: True})
         key = object()
-        if capture is not None:
-            self._captures[key] = capture
+        self._callers[key] = caller
+        token = _caller.set(caller)
         try:
             return await client.call_tool(name, arguments, read_timeout_seconds=self.settings.timeout,
-                                          progress_callback=self._progress(capture))
+                                          progress_callback=self._progress(caller))
         finally:
-            self._captures.pop(key, None)
+            _caller.reset(token)
+            self._callers.pop(key, None)
 
-    def _progress(self, capture: LogCapture | None) -> ProgressFnT | None:
-        if capture is None:
-            return None
-
+    def _progress(self, caller: Caller) -> ProgressFnT:
         async def report(progress: float, total: float | None, message: str | None) -> None:
-            capture(progress_record(self.server_name or "server", progress, total, message))
+            if caller.capture is not None:
+                caller.capture(progress_record(self.server_name or "server", progress, total, message))
 
         return report
+
+    def _callers_of_message(self) -> list[Caller]:
+        """The calls a server message is about: its own call when it came on that call's stream, else every call.
+
+        Over HTTP, a message sent on a call's own response stream is handled in that call's
+        context. Over stdio, MCP does not say which call a message belongs to.
+        """
+        own = _caller.get()
+        return [own] if own is not None and own in self._callers.values() else list(self._callers.values())
+
+    async def _on_elicit(self, context: Any, params: types.ElicitRequestParams
+                         ) -> types.ElicitResult | types.ErrorData:
+        """A question of the server to the user: to the call it belongs to (see `Caller`)."""
+        callers = self._callers_of_message()
+        if len(callers) != 1:
+            logger.warning("%s asked the user something while %d calls ran, so hookline cannot tell which call "
+                           "asks; the question is cancelled", self.label, len(callers))
+            return types.ElicitResult(action="cancel")
+        return await callers[0].ask(params)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -271,17 +291,11 @@ class Connection:
             logger.debug("%s sent something unreadable: %s", self.label, message)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        """A server log line: a status line of the call it came with, or else a Python log record.
-
-        Over HTTP, a line sent on a call's own response stream is handled in that call's
-        context, so it goes to that call. Over stdio, MCP does not say which call a line
-        belongs to, so with several calls in flight on one server, each of them gets it.
-        """
+        """A server log line: a status line of its call (of every call, where that is unknown), else a log record."""
         record = log_record(self.server_name or "server", params)
         if record.levelno < self._min_level:
             return
-        own = current_capture.get()
-        captures = [own] if own is not None and own in self._captures.values() else list(self._captures.values())
+        captures = [c.capture for c in self._callers_of_message() if c.capture is not None]
         for capture in captures:
             capture(record)
         if not captures:

@@ -70,12 +70,10 @@ def parameters_of(tool: types.Tool) -> dict[str, Any]:
 def result_text(result: types.CallToolResult) -> str:
     """The result as the text a model reads: text blocks as they are, other blocks described.
 
-    A result with no content but structured content gives that content as JSON.
+    A result with no text but structured content gives that content as JSON, in which a
+    string that repeats an image, audio or binary block's data is a short description.
     """
-    parts = [_block_text(block) for block in result.content]
-    if not parts and result.structured_content is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False)
-    return "\n".join(parts)
+    return _text_of(result, result.content)
 
 
 def result_value(result: types.CallToolResult) -> str | list[str | ImagePart | FilePart]:
@@ -84,11 +82,49 @@ def result_value(result: types.CallToolResult) -> str | list[str | ImagePart | F
     The model then sees them as the result's attachments (see `hookline.tools.result_of`);
     audio, which no provider takes in a tool result, stays a description in the text.
     """
-    media = [part for part in map(_block_media, result.content) if part is not None]
-    if not media:
+    media = [(block, _block_media(block)) for block in result.content]
+    attached = [part for _block, part in media if part is not None]
+    if not attached:
         return result_text(result)
-    kept = result.model_copy(update={"content": [b for b in result.content if _block_media(b) is None]})
-    return [result_text(kept), *media]
+    return [_text_of(result, [block for block, part in media if part is None]), *attached]
+
+
+def _text_of(result: types.CallToolResult, blocks: list[types.ContentBlock]) -> str:
+    """The text of `blocks` (the result's own, less those attached), or its structured content as JSON."""
+    texts = [_block_text(block) for block in blocks]
+    if result.structured_content is None or any(isinstance(b, types.TextContent) for b in result.content):
+        return "\n".join(texts)
+    described = {data: text for data, text in map(_binary, result.content) if data}
+    structured = json.dumps(_without_binary(result.structured_content, described), ensure_ascii=False)
+    return "\n".join([*texts, structured])
+
+
+def _binary(block: types.ContentBlock) -> tuple[str, str]:
+    """A block's base64 data and how the text shows it instead, or `("", "")` for a block without any."""
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return block.data, f"[{block.type} ({block.mime_type}, {_size(block.data)} bytes)]"
+    if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.BlobResourceContents):
+        resource = block.resource
+        kind = resource.mime_type or "binary"
+        return resource.blob, f"[resource {resource.uri} ({kind}, {_size(resource.blob)} bytes)]"
+    return "", ""
+
+
+def _size(data: str) -> int:
+    """The bytes that base64 `data` holds."""
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
+def _without_binary(value: Any, described: dict[str, str]) -> Any:
+    """`value` with each string that holds a block's base64 data (alone, or as a `data:` URL) described."""
+    if isinstance(value, str):
+        data = value.partition(";base64,")[2] if value.startswith("data:") else value
+        return described.get(data, value)
+    if isinstance(value, dict):
+        return {key: _without_binary(item, described) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_binary(item, described) for item in value]
+    return value
 
 
 def _block_media(block: types.ContentBlock) -> ImagePart | FilePart | None:
@@ -109,7 +145,7 @@ def _block_text(block: types.ContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
-        return f"[{block.type} ({block.mime_type}, {len(block.data) * 3 // 4} bytes), not shown]"
+        return f"[{block.type} ({block.mime_type}, {_size(block.data)} bytes), not shown]"
     if isinstance(block, types.EmbeddedResource):
         contents = block.resource
         if isinstance(contents, types.TextResourceContents):

@@ -161,7 +161,9 @@ class _Contained(httpx2.AsyncBaseTransport):
     `hookline/unsent` (it never reached the server, so it may be sent again), and one that
     failed later with a plain "connection lost" error (it may have run). A 404 for a
     request that carries a session id is the spec's "this session is gone" (the server
-    restarted): the request was not run, so it is marked `hookline/unsent` too.
+    restarted), and a 400 the TypeScript SDK's: the request was not run, so it is marked
+    `hookline/unsent` too. So is a 401 (or a 403 with `WWW-Authenticate`), which becomes
+    an error naming the status and what the server asks for.
     """
 
     def __init__(self) -> None:
@@ -178,14 +180,57 @@ class _Contained(httpx2.AsyncBaseTransport):
             if request.method != "POST":
                 raise
             return _error_response(request, f"connection lost: {exc or type(exc).__name__}", unsent=False)
-        if response.status_code == 404 and request.method == "POST" and "mcp-session-id" in request.headers:
-            # The spec's signal that the server forgot the session (it restarted): the request was not run.
+        if response.status_code in (400, 404) and request.method == "POST" and "mcp-session-id" in request.headers:
+            # The server forgot the session (it restarted): 404 is the spec's signal, 400 the TypeScript SDK's.
+            # Either way the request was not run.
+            said = await _said(response)
+            return _error_response(request, f"the server no longer knows this session (HTTP {response.status_code}"
+                                   f"{': ' + said if said else ''})", unsent=True)
+        if request.method == "POST" and _wants_authorization(response):
             await response.aclose()
-            return _error_response(request, "the server no longer knows this session", unsent=True)
+            return _error_response(request, _authorization_wanted(response), unsent=True)
         return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _wants_authorization(response: httpx2.Response) -> bool:
+    """A 401, or a 403 that names what it wants (`WWW-Authenticate`, e.g. `insufficient_scope`)."""
+    return response.status_code == 401 or (response.status_code == 403 and "www-authenticate" in response.headers)
+
+
+def _authorization_wanted(response: httpx2.Response) -> str:
+    status = response.status_code
+    what = "wants authorization" if status == 401 else "refuses these credentials"
+    scheme, _, parameters = response.headers.get("www-authenticate", "").partition(" ")
+    # "Bearer;": a challenge is no credential, and "Bearer <word>" would read as one to `redact`
+    asked = f" (WWW-Authenticate: {scheme}; {parameters[:300]})" if scheme else ""
+    return (f"the server answered HTTP {status} {response.reason_phrase}: it {what}{asked}; give the credentials it "
+            "asks for, e.g. MCPToolset.http(url, headers={'Authorization': 'Bearer ...'})")
+
+
+async def _said(response: httpx2.Response) -> str:
+    """The message of a JSON-RPC error in `response`'s body (read up to 4 KiB), else ""; the response is closed."""
+    body = b""
+    try:
+        async for chunk in response.aiter_raw():
+            body += chunk
+            if len(body) > _SAID_LIMIT:
+                return ""
+    except httpx2.HTTPError:
+        return ""
+    finally:
+        await response.aclose()
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return ""
+    message = error.get("message") if isinstance(error, dict) else None
+    return redact(message[:200]) if isinstance(message, str) else ""
+
+
+_SAID_LIMIT = 4096
 
 
 def _error_response(request: httpx2.Request, message: str, *, unsent: bool) -> httpx2.Response:

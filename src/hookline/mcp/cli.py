@@ -1,7 +1,7 @@
 """`hookline mcp [module:agent] [--http --host --port]`: serve an agent as an MCP tool.
 
 `mcp_command` is a typer command; `hookline.cli` registers it as `hookline mcp`, and
-`python -m hookline.mcp.server` runs it alone (`main`). Over stdio, stdout carries the
+`python -m hookline.mcp` runs it alone (`main`). Over stdio, stdout carries the
 protocol, so everything else (the banner, errors) goes to stderr.
 """
 
@@ -40,11 +40,12 @@ def mcp_command(
 def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | None, model: str | None) -> None:
     import anyio
 
+    from hookline._cli.serve import is_loopback
     from hookline._cli.setup import build_agent, open_store
     from hookline.errors import ConfigError
 
     try:
-        from hookline.mcp.server import is_loopback, serve_http, serve_stdio, tool_name
+        from hookline.mcp.server import serve_http, serve_stdio, tool_name
     except ImportError as exc:
         raise ConfigError(f"hookline mcp needs the MCP SDK: pip install 'hookline[mcp]' ({exc})") from exc
 
@@ -76,11 +77,11 @@ def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | No
 
 
 def main() -> int:
-    """Run `mcp_command` as a program (`python -m hookline.mcp.server ...`); return its exit code."""
+    """Run `mcp_command` as a program (`python -m hookline.mcp ...`); return its exit code."""
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     app.command()(mcp_command)
     try:
-        app(prog_name="python -m hookline.mcp.server")
+        app(prog_name="python -m hookline.mcp")
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else 0
     return 0

@@ -10,7 +10,7 @@ the agent does. With a `session_id`, the run continues that session of the agent
 ```
 hookline mcp myapp.agents:agent                        # stdio, for Claude Desktop, IDEs, ...
 hookline mcp myapp.agents:agent --http --port 8000      # streamable HTTP on 127.0.0.1:8000/mcp
-python -m hookline.mcp.server myapp.agents:agent        # the same, without the hookline command
+python -m hookline.mcp myapp.agents:agent               # the same, without the hookline command
 ```
 
 A run that fails, or stops to ask approval for a tool call (which an MCP client cannot
@@ -22,24 +22,22 @@ from __future__ import annotations
 
 import re
 import socket
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from hookline._hosts import is_loopback
 from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest
-from hookline.errors import ConfigError, HooklineError
+from hookline.errors import HooklineError
+from hookline.mcp import serving
 from hookline.result import RunResult
 from hookline.sessions import SessionStore
 from hookline.tools import to_content
 
-__all__ = ["build_server", "is_loopback", "run_as_tool", "serve_http", "serve_stdio", "tool_name"]
+__all__ = ["build_server", "run_as_tool", "serve_http", "serve_stdio", "tool_name"]
 
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -143,10 +141,8 @@ def _error(message: str) -> types.CallToolResult:
 
 async def serve_stdio(agent: Agent, *, store: SessionStore | None = None) -> None:
     """Serve `agent` over this process's stdin and stdout until stdin ends; then close the agent."""
-    server = build_server(agent, store=store)
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        await serving.serve_stdio(build_server(agent, store=store))
     finally:
         await agent.close()
 
@@ -161,6 +157,8 @@ async def serve_http(
 ) -> None:
     """Serve `agent` over streamable HTTP at `http://host:port/mcp` until stopped (Ctrl-C); then close it.
 
+    Both protocol eras are spoken on that one endpoint (see `hookline.mcp.serving`).
+
     Args:
         agent: The agent to serve.
         host: The address to listen on: loopback only, since the server has no authentication.
@@ -171,16 +169,8 @@ async def serve_http(
     Raises:
         ConfigError: `host` is not a loopback address.
     """
-    import uvicorn
-
-    if not is_loopback(host):
-        raise ConfigError(f"refusing to serve MCP on {host}: the MCP server has no authentication, so it listens "
-                          "on loopback only (--host 127.0.0.1); put an authenticating proxy in front to expose it")
-    server = build_server(agent, store=store)
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     try:
-        await uvicorn.Server(config).serve(sockets=[sock] if sock is not None else None)
+        await serving.serve_http(build_server(agent, store=store), host, port, sock=sock)
     finally:
         await agent.close()
 
@@ -189,9 +179,3 @@ def _version() -> str:
     from hookline import __version__
 
     return __version__
-
-
-if __name__ == "__main__":
-    from hookline.mcp.cli import main
-
-    sys.exit(main())

@@ -29,26 +29,35 @@ What happens, and when:
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, get_args
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from hookline._context_var import current_contexts
+from hookline.context import RunContext
 from hookline.errors import ConfigError, ToolError
+from hookline.mcp._caller import Caller, question_of
 from hookline.mcp._connection import Connection
 from hookline.mcp._convert import local_names, parameters_of, result_text, result_value
 from hookline.mcp._transports import UNSENT, HttpTarget, MCPConnectionError, Settings, StdioTarget, Target
-from hookline.messages import FilePart, ImagePart
+from hookline.messages import FilePart, ImagePart, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.status import current_capture
 from hookline.tools import Tool
 from hookline.toolsets import Toolset
 
 __all__ = ["MCPConnectionError", "MCPTool", "MCPToolset"]
+
+logger = logging.getLogger("hookline.mcp")
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _LEVELS = get_args(types.LoggingLevel)
@@ -91,6 +100,8 @@ class MCPToolset(Toolset):
         self.version = 0
         self._connection: Connection | None = None
         self._tools: dict[str, MCPTool] | None = None
+        self._task_only: list[str] = []
+        self._parked: dict[str, _Parked] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
 
@@ -173,7 +184,13 @@ class MCPToolset(Toolset):
         return list(self._tools.values())
 
     async def aclose(self) -> None:
-        """Close the connection: a stdio server is asked to exit, then stopped. A later `connect()` reopens it."""
+        """Close the connection: a stdio server is asked to exit, then stopped. A later `connect()` reopens it.
+
+        Calls waiting for their user's answer are cancelled; a resume sends them again.
+        """
+        parked, self._parked = list(self._parked.values()), {}
+        for waiting in parked:
+            waiting.task.cancel()
         connection, self._connection = self._connection, None
         if connection is not None and self._loop is asyncio.get_running_loop():
             await connection.close()
@@ -195,7 +212,14 @@ class MCPToolset(Toolset):
         # A connection of a finished loop ended with it (its task was cancelled when the loop closed).
         self._loop, self._lock, self._connection = loop, asyncio.Lock(), None
 
-    def _listed(self, listing: list[types.Tool]) -> None:
+    def _listed(self, server: str, listing: list[types.Tool]) -> None:
+        task_only = [t.name for t in listing if _task_only(t)]
+        if task_only != self._task_only:
+            self._task_only = task_only
+            if task_only:
+                _warn(f"{server} runs {', '.join(task_only)} only as MCP tasks, which hookline does not call "
+                      "yet: left out of the tools the model sees")
+        listing = [t for t in listing if not _task_only(t)]
         names = local_names((t.name for t in listing), self.prefix)
         by_remote = {t.name: t for t in listing}
         old = self._tools or {}
@@ -210,18 +234,61 @@ class MCPToolset(Toolset):
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, remote: str, arguments: dict[str, Any]) -> str | list[str | ImagePart | FilePart]:
+    async def call(self, remote: str, arguments: dict[str, Any]) -> Value:
         """Call the server's tool `remote`; return its text (and images and files), or raise `ToolError`.
 
         A dropped connection is reopened once; the call is sent again only when it never
-        reached the server.
+        reached the server. A question the server asks the user meanwhile pauses the run at
+        this call (see `Caller`); a resumed run gives the call the user's reply.
         """
         self._check_loop()
-        capture = current_capture.get()
+        call = _current_call.get()
+        context = _context_of(call)
+        reply = context.reply if context is not None else None
+        parked = self._parked.pop(call.id, None) if call is not None else None
+        if parked is not None and reply is not None and not parked.task.done():
+            parked.caller.capture = current_capture.get()
+            parked.caller.answer(reply)
+        else:
+            if parked is not None:
+                parked.task.cancel()
+            caller = Caller(current_capture.get(), reply, pausable=context is not None)
+            parked = _Parked(asyncio.ensure_future(self._send(remote, arguments, caller)), caller)
+        return await self._outcome(parked, call, context)
+
+    async def _outcome(self, parked: _Parked, call: ToolCallPart | None, context: RunContext[Any] | None) -> Value:
+        """The call's value, or, when the server asks the user first, a pause of the run (the call is kept)."""
+        asked = asyncio.ensure_future(parked.caller.wait_asked())
+        either: set[asyncio.Future[Any]] = {parked.task, asked}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the run was cancelled: so is the call (the server is told), before this returns
+            asked.cancel()
+            parked.task.cancel()
+            await asyncio.wait({parked.task})
+            raise
+        asked.cancel()
+        if parked.task.done() or call is None or context is None:
+            return await parked.task
+        question, schema = question_of(asked.result())
+        parked.caller.capture = None  # the run ends: the one that resumes takes the call's lines over
+        self._parked[call.id] = parked
+        parked.task.add_done_callback(partial(self._forget, call.id, parked))
+        context.ask(question, schema)
+        return "waiting for the user's answer"
+
+    def _forget(self, call_id: str, parked: _Parked, task: asyncio.Future[Value]) -> None:
+        """A parked call ended before the user answered (the server gave up): a resume sends it again."""
+        if self._parked.get(call_id) is parked:
+            del self._parked[call_id]
+        if not task.cancelled():
+            task.exception()  # retrieved: nobody awaits it now
+
+    async def _send(self, remote: str, arguments: dict[str, Any], caller: Caller) -> Value:
         connection, reopened = await self._usable()
         while True:
             try:
-                result = await connection.call(remote, arguments, capture)
+                result = await connection.call(remote, arguments, caller)
             except MCPError as exc:
                 if reopened or not _never_reached(exc):
                     raise ToolError(_call_failure(connection.label, remote, exc, self.settings)) from exc
@@ -282,12 +349,55 @@ class MCPTool(Tool):
         """The arguments as they are: the server checks them against its schema."""
         return dict(arguments)
 
+    async def answer(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
+        """Answer `call` in a run (see `Tool.answer`); the toolset learns which call it is, to pause it."""
+        token = _current_call.set(call)
+        try:
+            return await super().answer(call, values)
+        finally:
+            _current_call.reset(token)
+
     async def call(self, arguments: dict[str, Any]) -> Any:
         """Call the tool on the server; return its text (a `ToolError` carries a failure)."""
         return await self.toolset.call(self.remote.name, dict(arguments))
 
     async def _invoke(self, **arguments: Any) -> Any:
         return await self.call(arguments)
+
+
+Value = str | list[str | ImagePart | FilePart]
+"""What a call returns: its text, with its images and files."""
+
+_current_call: contextvars.ContextVar[ToolCallPart | None] = contextvars.ContextVar("hookline_mcp_call", default=None)
+
+
+@dataclass(frozen=True)
+class _Parked:
+    """A call on its way: its task, and the run behind it (which may be waiting for its user's reply)."""
+
+    task: asyncio.Future[Value]
+    caller: Caller
+
+
+def _context_of(call: ToolCallPart | None) -> RunContext[Any] | None:
+    """The `RunContext` of the run's `call` (None outside a run)."""
+    maker = current_contexts.get()
+    return None if maker is None or call is None else maker(call)
+
+
+def _task_only(tool: types.Tool) -> bool:
+    """Whether the server runs `tool` only as an MCP task (`execution.taskSupport: "required"`, 2025-11-25)."""
+    return tool.execution is not None and tool.execution.task_support == "required"
+
+
+def _warn(text: str) -> None:
+    """A warning: a status line of the run when one captures log records here, else a `hookline.mcp` log record."""
+    record = logging.LogRecord("hookline.mcp", logging.WARNING, __file__, 0, "%s", (text,), None)
+    capture = current_capture.get()
+    if capture is not None:
+        capture(record)
+    elif logger.isEnabledFor(logging.WARNING):
+        logger.handle(record)
 
 
 def _positive(value: Any) -> bool:

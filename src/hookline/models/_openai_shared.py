@@ -121,6 +121,7 @@ class OpenAISDKModel(Model):
             self.retry = replace(self.retry, timeout=timeout)
         key = find_api_key(api_key, base_url or os.environ.get("OPENAI_BASE_URL"), type(self).__name__)
         self._clients = clients(key, base_url, self.retry.timeout, http_client)
+        self.base_url = str(self._clients.client.base_url)
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (an `http_client` you passed stays open)."""

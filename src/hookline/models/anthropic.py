@@ -123,6 +123,7 @@ class AnthropicModel(Model):
             ),
             close_client=http_client is None,
         )
+        self.base_url = str(self._clients.client.base_url)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Call the model once and return its whole answer (retrying under `self.retry`)."""

@@ -250,6 +250,8 @@ class Model(ABC):
     """The model's name, as shown in status lines."""
     provider: str = ""
     """The provider's name, e.g. "openai"."""
+    base_url: str | None = None
+    """Where the provider's API listens (tracing's `server.address` and `server.port`); None for a model in process."""
 
     @abstractmethod
     async def request(self, request: ModelRequest) -> ModelResponse:

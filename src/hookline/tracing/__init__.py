@@ -1,4 +1,4 @@
-"""OpenTelemetry traces of runs, named after the GenAI semantic conventions.
+"""OpenTelemetry traces and metrics of runs, named after the GenAI semantic conventions.
 
 ```python
 import hookline
@@ -13,11 +13,14 @@ handle.uninstrument()                               # or hookline.uninstrument()
 Each run is an `invoke_agent {agent}` span; under it, each model call is a `chat {model}`
 span (kind CLIENT) and each tool call an `execute_tool {tool}` span, with `gen_ai.*`
 attributes (see docs/tracing.md). A span a tool starts is a child of its `execute_tool`.
+Each model call also goes into the `gen_ai.client.operation.duration` and
+`gen_ai.client.token.usage` histograms.
 
 The loop reports to `active`, which stays None until `instrument()` is called: when tracing
 is off, its whole cost is one check of that attribute per run, model call and tool turn.
-Nothing here imports OpenTelemetry before `instrument()` is called, so importing hookline
-needs no `opentelemetry` package.
+When it is on but neither provider records anything (no SDK configured), `for_run` answers
+None and the run goes as if tracing were off. Nothing here imports OpenTelemetry before
+`instrument()` is called, so importing hookline needs no `opentelemetry` package.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
     from hookline.agent_spec import AgentSpec as Agent
@@ -67,8 +71,8 @@ class RunTrace(Protocol):
 class Tracing(Protocol):
     """What the loop reports runs to while instrumentation is on (`active`)."""
 
-    def for_run(self, agent: Agent, session_id: str | None, prompt: Message | None) -> RunTrace:
-        """The trace of one run about to start (`prompt` is None for a resumption)."""
+    def for_run(self, agent: Agent, session_id: str | None, prompt: Message | None) -> RunTrace | None:
+        """The trace of one run about to start (`prompt` is None for a resumption); None: nothing would record it."""
 
 
 active: Tracing | None = None
@@ -105,14 +109,23 @@ class Instrumentation:
         self.uninstrument()
 
 
-def instrument(tracer_provider: TracerProvider | None = None, *, include_content: bool = False) -> Instrumentation:
-    """Make every run from now on emit OpenTelemetry spans (GenAI semantic conventions).
+def instrument(
+    tracer_provider: TracerProvider | None = None,
+    *,
+    meter_provider: MeterProvider | None = None,
+    include_content: bool = False,
+) -> Instrumentation:
+    """Make every run from now on emit OpenTelemetry spans and metrics (GenAI semantic conventions).
 
-    The global tracer provider is never set. A later call replaces this one.
+    The global providers are never set. A later call replaces this one. While neither
+    provider records anything (both are the global ones and the application has set
+    neither yet, or both are the API's no-op ones), runs cost what they cost untraced.
 
     Args:
         tracer_provider: Where spans go; None uses `opentelemetry.trace.get_tracer_provider()`,
             read now (a proxy that follows the global provider once it is set).
+        meter_provider: Where the `gen_ai.client.*` metrics go; None uses
+            `opentelemetry.metrics.get_meter_provider()`, read now, likewise.
         include_content: Also record prompts, answers, instructions, tool definitions, tool
             arguments and results (`gen_ai.input.messages`, ...). Off by default: they may hold
             personal or secret data, and they are large.
@@ -128,7 +141,7 @@ def instrument(tracer_provider: TracerProvider | None = None, *, include_content
         from hookline.tracing._otel import GenAITracing
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ImportError("hookline.instrument() needs OpenTelemetry: pip install 'hookline[otel]'") from exc
-    tracing = GenAITracing(tracer_provider, include_content=include_content)
+    tracing = GenAITracing(tracer_provider, meter_provider, include_content=include_content)
     active = tracing
     return Instrumentation(tracing)
 

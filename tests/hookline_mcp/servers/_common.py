@@ -7,6 +7,10 @@ A server is run as `python <server>.py [--legacy] [--http --port N] --state DIR`
   unasked notifications instead of `subscriptions/listen` events);
 - `--http` serves streamable HTTP on 127.0.0.1 (port 0: any free port) and prints
   `PORT <n>` on stdout once it listens; otherwise the server speaks over stdio;
+- `--session-gone 400` answers a request for a session the server does not know (it
+  restarted) with 400, as the TypeScript SDK's servers do, instead of the Python SDK's 404;
+- `--bearer TOKEN` lets in only requests that carry `Authorization: Bearer TOKEN` (the SDK's
+  bearer middleware: 401 with `WWW-Authenticate` otherwise);
 - `--state DIR` is where it writes its pid (`pid`) and one line per listing (`lists.log`)
   and per call (`calls.log`), so tests check what the server saw, not what the client says.
 """
@@ -24,11 +28,14 @@ from typing import Any
 import anyio
 import mcp_types as types
 import uvicorn
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from pydantic import AnyHttpUrl
 
 # The test servers use the deprecated logging API on purpose: it is what servers send today.
 warnings.simplefilter("ignore")
@@ -52,6 +59,8 @@ def options() -> argparse.Namespace:
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--session-gone", type=int, choices=[400, 404], default=404)
+    parser.add_argument("--bearer")
     parser.add_argument("--state", required=True)
     return parser.parse_args()
 
@@ -77,7 +86,7 @@ def text(value: str) -> types.CallToolResult:
 
 def serve(server: Server[Any], args: argparse.Namespace) -> None:
     if args.http:
-        _serve_http(server, args.port)
+        _serve_http(server, args)
     else:
         anyio.run(_serve_stdio, server, args.legacy)
 
@@ -93,13 +102,54 @@ async def _serve_stdio(server: Server[Any], legacy: bool) -> None:
             await serve_loop(server, read_stream, write_stream, lifespan_state=state, init_options=options)
 
 
-def _serve_http(server: Server[Any], port: int) -> None:
+def _serve_http(server: Server[Any], args: argparse.Namespace) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock.bind(("127.0.0.1", args.port))
     sock.listen(128)  # before the port is announced: a client may connect at once
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    app = server.streamable_http_app()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    port = sock.getsockname()[1]
+    print(f"PORT {port}", flush=True)
+    app = server.streamable_http_app(**_bearer(args.bearer, port) if args.bearer else {})
+    config = uvicorn.Config(app if args.session_gone == 404 else _SessionGone400(app), log_level="warning",
+                            lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
     sys.exit(0)
+
+
+def _bearer(token: str, port: int) -> dict[str, Any]:
+    """The app's options that let in only `Authorization: Bearer <token>`."""
+
+    class Verifier:
+        async def verify_token(self, given: str) -> AccessToken | None:
+            return AccessToken(token=given, client_id="test", scopes=[]) if given == token else None
+
+    where = f"http://127.0.0.1:{port}"
+    return {"auth": AuthSettings(issuer_url=AnyHttpUrl(where), resource_server_url=AnyHttpUrl(f"{where}/mcp")),
+            "token_verifier": Verifier()}
+
+
+class _SessionGone400:
+    """Answers 400 where the SDK answers 404 for an unknown session id, with the TypeScript SDK's body."""
+
+    BODY = b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}'
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not any(name == b"mcp-session-id" for name, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+        replaced = False
+
+        async def reply(message: Any) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 404:
+                replaced = True
+                await send({"type": "http.response.start", "status": 400,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": self.BODY})
+            elif not replaced:
+                await send(message)
+
+        await self.app(scope, receive, reply)

@@ -25,6 +25,8 @@ TOOLS = [
     types.Tool(name="cwd", description="The working directory.", input_schema={"type": "object", "properties": {}}),
     types.Tool(name="picture", description="A picture, its caption and its report.",
                input_schema={"type": "object", "properties": {}}),
+    types.Tool(name="snapshot", description="A picture, and its size and data as structured content.",
+               input_schema={"type": "object", "properties": {}}),
 ]
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 REPORT = "JVBERi0xLjQKJSVFT0YK"  # "%PDF-1.4\n%%EOF\n"
@@ -41,6 +43,7 @@ def main() -> None:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = params.arguments or {}
         record.note("calls", params.name)
+        record.note("eras", ctx.protocol_version)
         if params.name == "add":
             return text(str(int(arguments["a"]) + int(arguments["b"])))
         if params.name == "slow":
@@ -78,10 +81,18 @@ async def _progress(ctx: Any, steps: int) -> types.CallToolResult:
     return text(f"did {steps} steps")
 
 
+def _snapshot(arguments: dict[str, Any]) -> types.CallToolResult:
+    # As servers built on output schemas answer: the image, and a structure that repeats it (here as a data: URL too).
+    return types.CallToolResult(content=[types.ImageContent(data=PIXEL, mime_type="image/png")],
+                                structured_content={"width": 1, "height": 1, "data": PIXEL,
+                                                    "preview": f"data:image/png;base64,{PIXEL}"})
+
+
 PLAIN: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
     "env": lambda arguments: text(os.environ.get(str(arguments["name"]), "<unset>")),
     "cwd": lambda arguments: text(os.getcwd()),
     "picture": _picture,
+    "snapshot": _snapshot,
 }
 """The tools that answer at once, from their arguments alone."""
 
