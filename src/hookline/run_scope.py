@@ -36,9 +36,9 @@ _NO_CONTENT: dict[str, Any] = {"type": "object", "properties": {}}
 
 T = TypeVar("T")
 
-_BOOKKEEPING = ("started", "interrupted", "held_message", "error")
+_BOOKKEEPING = ("started", "interrupted", "held_message", "error", "run_end")
 """Metadata of a sub-agent's loop, misleading in the parent's log: its calls' starts and pauses,
-and its failure (which the parent's tool result reports)."""
+its failure (which the parent's tool result reports) and its end (the parent's run goes on)."""
 
 
 class RunScope:
@@ -122,7 +122,7 @@ class RunScope:
         return RunContext(
             self.deps, state=self.state, session_id=self.state.session_id, user=self.user, call_id=call.id,
             tool_name=call.name, emit=partial(self._tool_status, call) if self.on["tool"] else None,
-            forward=self.forward if self.recorder.active else None, reply=self.replies.get(call.id),
+            forward=partial(self.forward, via=call.id) if self.recorder.active else None, reply=self.replies.get(call.id),
             ask=partial(self._ask, call),
         )
 
@@ -180,18 +180,21 @@ class RunScope:
 
     # -- sub-agents ------------------------------------------------------------------------
 
-    def forward(self, event: Event, agent: str) -> None:
+    def forward(self, event: Event, agent: str, via: str | None = None) -> None:
         """A status event of sub-agent `agent` (run by a tool): into this run, tagged with its name.
 
         Its source and author stay; `metadata["agent"]` names the sub-agent (the innermost one,
-        for an agent nested deeper), and its text starts with the name ("researcher: run
-        completed"), so that neither a reader nor a front end takes it for this run's own line.
-        The sub-agent loop's own bookkeeping is left out.
+        for an agent nested deeper), `metadata["agent_call_id"]` the call of this run that runs
+        it (`via`), and its text starts with the name ("researcher: run completed"), so that
+        neither a reader nor a front end takes it for this run's own line. The sub-agent
+        loop's own bookkeeping is left out.
         """
         if event.kind != "status" or event.source is None or not self.on[event.source]:
             return
         metadata = {k: v for k, v in event.metadata.items() if k not in _BOOKKEEPING}
         metadata.setdefault("agent", agent)
+        if via is not None:
+            metadata["agent_call_id"] = via
         self.add(_status(event.author, event.source, f"{agent}: {event.text}", metadata))
 
 

@@ -159,6 +159,9 @@ async def test_a_sub_agents_lines_reach_the_callers_stream_while_its_tool_runs(s
     arrived = [at for at, _ in steps]
     assert all(a < m for a, m in zip(arrived, [*made[1:], float("inf")], strict=True)), "each line before the next"
     assert all(e.seq is None for _, e in steps)
+    forwarded = [e for _, e in events if e.metadata.get("agent") == "helper"]
+    assert {e.metadata["agent_call_id"] for e in forwarded} == {"h1"}, "the caller's call that runs the sub-agent"
+    assert not any("run_end" in e.metadata for e in forwarded), "the sub-agent's end is not the caller's"
 
 
 async def test_an_answers_deltas_carry_the_id_its_stored_message_keeps(store: SessionStore) -> None:
