@@ -122,7 +122,8 @@ class RunScope:
         return RunContext(
             self.deps, state=self.state, session_id=self.state.session_id, user=self.user, call_id=call.id,
             tool_name=call.name, emit=partial(self._tool_status, call) if self.on["tool"] else None,
-            forward=partial(self.forward, via=call.id) if self.recorder.active else None, reply=self.replies.get(call.id),
+            forward=partial(self.forward, via=call.id) if self.recorder.active else None,
+            reply=self.replies.get(call.id),
             ask=partial(self._ask, call),
         )
 

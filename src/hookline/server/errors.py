@@ -43,6 +43,7 @@ from hookline.server.schemas import ErrorBody, ValidationIssue
 
 __all__ = [
     "RETRY_AFTER",
+    "ProtocolError",
     "STORE_UNAVAILABLE",
     "RedactingFilter",
     "error_body",
@@ -61,6 +62,20 @@ RETRY_AFTER = "1"
 
 logger = logging.getLogger("hookline.server")
 logger.addFilter(RedactingFilter())
+
+
+class ProtocolError(HooklineError):
+    """A request a protocol surface cannot take (`hookline.server.protocols`).
+
+    It carries its status, its code and a message saying what to send instead; answered as any
+    error, or in the protocol's own error form.
+    """
+
+    def __init__(self, message: str, *, status: int = 422, code: str = "invalid_request") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
 
 _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (SessionNotFound, 404, "not_found"),
@@ -90,6 +105,8 @@ def error_response(body: ErrorBody, status: int, headers: dict[str, str] | None 
 
 def status_of(exc: BaseException) -> tuple[int, str]:
     """Return the HTTP status and error code for an exception (500 `internal_error` if unknown)."""
+    if isinstance(exc, ProtocolError):
+        return exc.status, exc.code
     for kind, status, code in _STATUS:
         if isinstance(exc, kind):
             return status, code

@@ -25,8 +25,8 @@ from hookline.server.schemas import ErrorBody
 
 __all__ = ["MEDIA_ROUTE", "BodyLimitMiddleware"]
 
-MEDIA_ROUTE = re.compile(r"^/v1/sessions/[^/]+/(runs|prepare)$")
-"""The paths whose POST bodies may carry images and files (limited by `media_max_bytes`)."""
+MEDIA_ROUTE = re.compile(r"^(/v1/sessions/[^/]+/(runs|prepare)|/v1/ag-ui|/v1/ai-sdk/chat)$")
+"""The paths whose POST bodies may carry images and files, or a whole conversation (`media_max_bytes`)."""
 
 
 class BodyLimitMiddleware:

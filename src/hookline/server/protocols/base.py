@@ -22,12 +22,13 @@ from starlette.requests import Request
 
 from hookline._ids import session_id_problem
 from hookline.agent import PromptRequest, RunResult
-from hookline.errors import HooklineError, SessionExists, SessionNotFound
+from hookline.errors import SessionExists, SessionNotFound
 from hookline.events import Event
-from hookline.messages import Message
+from hookline.messages import DocumentPart, Message
 from hookline.result import Interruption
 from hookline.resume import Approval
 from hookline.server.deps import DepsContext, apply_deps
+from hookline.server.errors import ProtocolError
 from hookline.server.hub import Subscription
 from hookline.server.routes import ServerContext
 from hookline.server.runs import RunChannel, prompt_request, resume_request
@@ -40,18 +41,6 @@ __all__ = [
 ]
 
 
-class ProtocolError(HooklineError):
-    """A request a protocol cannot take: `status` and a message that says what to send instead.
-
-    Each protocol answers it in its own error form (a JSON-RPC error, a plain HTTP error).
-    """
-
-    def __init__(self, message: str, *, status: int = 422, code: str = "invalid_request") -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-
-
 @dataclass(frozen=True, slots=True)
 class Turn:
     """What a protocol request asks of a session: a new prompt, or answers to its paused calls."""
@@ -62,6 +51,8 @@ class Turn:
     """The id its event keeps (the client's own message id), so that the client's copy is known again."""
     approvals: Mapping[str, Approval] | None = None
     """Answers to paused calls, by call id (a resumption)."""
+    documents: tuple[DocumentPart, ...] = ()
+    """Documents the model gets for this run only (never stored)."""
 
 
 async def open_session(context: ServerContext, session_id: str, user: str) -> Session:
@@ -91,7 +82,7 @@ async def start(
     action: Literal["run", "resume"]
     if turn.prompt is not None:
         run: PromptRequest = prompt_request(context.agent, context.store, session_id, user, turn.prompt,
-                                            prompt_id=turn.prompt_id)
+                                            turn.documents, prompt_id=turn.prompt_id)
         action = "run"
     else:
         run, action = resume_request(context.agent, context.store, session_id, user, turn.approvals or {}), "resume"
@@ -115,6 +106,13 @@ class RunEvents:
     def session_id(self) -> str:
         """The run's session."""
         return self.channel.session_id
+
+    async def check_started(self) -> None:
+        """Wait for the run's first event; raise its error if it failed before any (busy: a plain 409)."""
+        await self.channel.started()
+        if self.channel.published == 0 and self.channel.error is not None:
+            self._subscription.close()
+            raise self.channel.error
 
     async def events(self) -> AsyncIterator[Event | None]:
         """The run's events; None when none came for `keepalive` seconds (a front end's keepalive)."""
@@ -158,7 +156,7 @@ class Translator(ABC):
         """The frames of one event of the run."""
 
     @abstractmethod
-    def closing(self, result: RunResult | None, error: BaseException | None) -> list[Any]:
+    async def closing(self, result: RunResult | None, error: BaseException | None) -> list[Any]:
         """The frames after the run's last event, from how it ended."""
 
 
@@ -173,7 +171,7 @@ async def frames(run: RunEvents, translator: Translator, encode: Callable[[Any],
         for frame in translator.event(event):
             yield encode(frame)
     result, error = await run.outcome()
-    for frame in translator.closing(result, error):
+    for frame in await translator.closing(result, error):
         yield encode(frame)
 
 
