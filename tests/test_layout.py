@@ -26,9 +26,9 @@ Graph = dict[str, dict[str, int]]
 """Module -> {module it imports: the line of its first such import}."""
 
 FOUNDATION = {
-    "hookline._ids", "hookline._redact", "hookline._version", "hookline.decision", "hookline.errors",
-    "hookline.events", "hookline.hook_points", "hookline.messages", "hookline.result", "hookline.retry",
-    "hookline.types", "hookline.usage",
+    "hookline._hot_path", "hookline._ids", "hookline._redact", "hookline._version", "hookline.decision",
+    "hookline.errors", "hookline.events", "hookline.hook_points", "hookline.messages", "hookline.result",
+    "hookline.retry", "hookline.types", "hookline.usage",
 }
 """Values and small helpers that everything may import; they import only each other."""
 SEAMS = {"hookline.models.base", "hookline.sessions.base"}

@@ -15,9 +15,9 @@ lets the loop re-check only the messages added since its last check of the conve
 
 The loop builds a few messages and results per turn, and a store stamps every event it
 appends, from values it made itself: `without_validation` builds such an instance
-directly (what pydantic's `model_construct` does, minus its per-field default handling,
-which costs more than validation itself). The messages, results and prompt text the loop
-keeps are built lighter still (`from_valid_parts`, `from_valid`): see `_blank`.
+directly, and the messages, results and prompt text the loop keeps are built lighter still
+(`from_valid_parts`, `from_valid`, with `blank`). Both are tricks of `hookline._hot_path`,
+where they live with their invariants and their plain twins.
 """
 
 from __future__ import annotations
@@ -26,119 +26,20 @@ import base64
 import hashlib
 import mimetypes
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from itertools import count
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, SupportsIndex, TypeVar
+from typing import Annotated, Any, Literal, Self, SupportsIndex
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from hookline._hot_path import blank, set_field, share_fields_sets, share_keys, without_validation
 from hookline.types import JSONObject, Role
 
 __all__ = [
     "DocumentPart", "FilePart", "ImagePart", "Media", "Message", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
-    "ToolResultPart", "edit_stamp", "share_fields_sets", "tracks_edits", "trusted_factory", "without_validation",
+    "ToolResultPart", "edit_stamp", "share_fields_sets", "tracks_edits", "without_validation",
 ]
-
-
-_ModelT = TypeVar("_ModelT", bound=BaseModel)
-# pydantic keeps an instance's state in four slots of BaseModel; their descriptors set them
-# without the attribute lookup of `object.__setattr__` (a few hundred calls per run).
-_slots = BaseModel.__dict__
-_set_dict = _slots["__dict__"].__set__
-_set_fields_set = _slots["__pydantic_fields_set__"].__set__
-_set_extra = _slots["__pydantic_extra__"].__set__
-_set_private = _slots["__pydantic_private__"].__set__
-_set_field = object.__setattr__  # pydantic's own refuses frozen models; `Message`'s notes an edit
-_new = object.__new__
-_EVERY_FIELD: dict[type[BaseModel], set[str]] = {}  # by class: the fields-set its trusted instances share
-
-
-def without_validation(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
-    """An instance of `cls` holding `values`, one for every field, trusted to be valid.
-
-    Every such instance of `cls` shares one fields-set: it holds every field, so pydantic's
-    `__setattr__` (which adds to it) never changes it, and a run saves a set per message
-    and result.
-    """
-    instance = _new(cls)  # `_blank`'s work, inline: the loop builds a few of these per turn
-    _set_dict(instance, values)
-    every = _EVERY_FIELD.get(cls)
-    if every is None:
-        every = _EVERY_FIELD[cls] = set(cls.model_fields)
-    _set_fields_set(instance, every)
-    _set_extra(instance, None)
-    _set_private(instance, None)
-    return instance
-
-
-def trusted_factory(cls: type[_ModelT]) -> Callable[[dict[str, Any]], _ModelT]:
-    """`without_validation` for one class, its fields-set looked up once: for the classes the loop builds most."""
-    every = _EVERY_FIELD.setdefault(cls, set(cls.model_fields))
-
-    def build(values: dict[str, Any]) -> _ModelT:
-        instance = _new(cls)
-        _set_dict(instance, values)
-        _set_fields_set(instance, every)
-        _set_extra(instance, None)
-        _set_private(instance, None)
-        return instance
-
-    return build
-
-
-def _blank(cls: type[_ModelT]) -> _ModelT:
-    """A new instance of `cls`, trusted like `without_validation`'s, whose fields the caller then sets, every one.
-
-    The loop builds its messages and results this way rather than assigning a dict: on
-    CPython the fields of instances set in the same order share one table of keys with
-    their class's other instances (see `_share_keys`), and an instance holds no dict of its
-    own until something asks for its `__dict__` (a result: 161 bytes rather than 360 on
-    CPython 3.11). Setting fields one by one costs ~0.2 µs more a result than assigning a
-    dict; a run keeps every result it makes, so memory wins here.
-    """
-    instance = _new(cls)
-    every = _EVERY_FIELD.get(cls)
-    if every is None:
-        every = _EVERY_FIELD[cls] = set(cls.model_fields)
-    _set_fields_set(instance, every)
-    _set_extra(instance, None)
-    _set_private(instance, None)
-    return instance
-
-
-def _share_keys(cls: type[BaseModel]) -> None:
-    """Fix the table of keys that `cls`'s instances filled by `_blank` share: its fields, in order.
-
-    CPython lets the instances of a class share their attributes' keys; the first instance
-    given attributes fixes the table, and only while few instances exist (each one made
-    before shrinks what the table may hold). Filling one at import, before any other is
-    made, keeps that from depending on what a program builds first.
-    """
-    instance = _new(cls)
-    for name in cls.model_fields:
-        _set_field(instance, name, None)
-
-
-_SHARED_FIELDS_SET: dict[type[BaseModel], set[str] | None] = {}  # by class: the set its parts share (None: not frozen)
-
-
-def share_fields_sets(parts: Iterable[BaseModel]) -> None:
-    """Let frozen parts validated alike share one fields-set, rather than a set of 216 bytes each.
-
-    A validated `ToolCallPart(id=..., name=..., arguments=...)` holds its own set of the
-    fields it was given. A frozen model's set never changes (pydantic adds to it only on
-    assignment, and `model_copy` copies it), so parts with equal sets may hold one: the
-    loop does it for every model answer it keeps, a few hundred bytes per turn. Models
-    that are not frozen are left as they are.
-    """
-    for part in parts:
-        fields, cls = part.__pydantic_fields_set__, type(part)
-        if cls not in _SHARED_FIELDS_SET:  # the first of its class: its set is the one to share
-            _SHARED_FIELDS_SET[cls] = fields if part.model_config.get("frozen") else None
-        shared = _SHARED_FIELDS_SET[cls]
-        if shared is not None and shared is not fields and shared == fields:
-            _set_fields_set(part, shared)
 
 
 class _Part(BaseModel):
@@ -157,9 +58,9 @@ class TextPart(_Part):
     @classmethod
     def from_valid(cls, text: str) -> TextPart:
         """A text part of `text`, a string, built without validating it (the prompt, the instructions)."""
-        part = _blank(cls)
-        _set_field(part, "type", "text")  # no dict until one is asked for
-        _set_field(part, "text", text)
+        part = blank(cls)
+        set_field(part, "type", "text")  # no dict until one is asked for
+        set_field(part, "text", text)
         return part
 
 
@@ -303,13 +204,13 @@ class ToolResultPart(_Part):
         cls, call_id: str, content: str, *, name: str, is_error: bool = False, attachments: tuple[Media, ...] = ()
     ) -> ToolResultPart:
         """A result of values that are already valid (strings, parts), built without validating them."""
-        result = _blank(cls)
-        _set_field(result, "type", "tool_result")
-        _set_field(result, "call_id", call_id)
-        _set_field(result, "content", content)
-        _set_field(result, "is_error", is_error)
-        _set_field(result, "name", name)
-        _set_field(result, "attachments", attachments)
+        result = blank(cls)
+        set_field(result, "type", "tool_result")
+        set_field(result, "call_id", call_id)
+        set_field(result, "content", content)
+        set_field(result, "is_error", is_error)
+        set_field(result, "name", name)
+        set_field(result, "attachments", attachments)
         return result
 
 
@@ -521,15 +422,15 @@ class Message(BaseModel):
         """A message of parts that are already valid, built without validating them again.
 
         The loop builds a few messages per turn from parts it made itself; validating the
-        tagged union of parts again would cost twice as much as building the message.
+        tagged union of parts again would cost more than building the message.
         `role` must be a valid role and `parts` part objects: nothing checks them here.
         The message copies `parts` into a list of its own.
         """
         owned = _PartList(parts)  # its kinds now: its views are read soon, and a short list is quick to read
         owned.kinds = _KIND_OF.get(type(owned[0]), _UNKNOWN) if len(owned) == 1 else _classify(owned)
-        message = _blank(cls)
-        _set_field(message, "role", role)  # no dict until one is asked for: 64 bytes a message
-        _set_field(message, "parts", owned)
+        message = blank(cls)
+        set_field(message, "role", role)  # no dict until one is asked for
+        set_field(message, "parts", owned)
         return message
 
     @property
@@ -581,6 +482,6 @@ class Message(BaseModel):
         return []
 
 
-_share_keys(TextPart)
-_share_keys(ToolResultPart)
-_share_keys(Message)
+share_keys(TextPart)
+share_keys(ToolResultPart)
+share_keys(Message)

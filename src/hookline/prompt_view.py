@@ -8,9 +8,9 @@ log, which a store keeps apart from it (`SessionStore.load_blobs`).
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from hookline._hot_path import COUNTS_REFERENCES, references
 from hookline.agent_spec import AgentSpec
 from hookline.errors import StoreError
 from hookline.events import Event
@@ -29,9 +29,10 @@ class PromptView:
     Each call gets a list of its own, since a model may keep its request. Copying the whole
     conversation for every call would make each turn cost more as the history grows, so
     the list given to the last call is extended with what the conversation gained, when
-    nothing can tell: nothing else holds that list any more (its reference count, on
-    CPython with the GIL), the model did not change it, and no hook edited or replaced the
-    conversation since. Otherwise the call gets a fresh copy.
+    nothing can tell: nothing else holds that list any more (its reference count: a trick
+    of `hookline._hot_path`, off on other Pythons and under `HOOKLINE_PLAIN_HOT_PATH=1`),
+    the model did not change it, and no hook edited or replaced the conversation since.
+    Otherwise the call gets a fresh copy.
     """
 
     __slots__ = ("_edits", "_given", "_mirrored", "_source", "_system", "agent", "documents")
@@ -55,7 +56,7 @@ class PromptView:
         """The last call's list, grown by what `conversation` gained, when nothing can tell; else None."""
         if (
             self._given is None
-            or _references(self._given) != 2  # this attribute and the argument: something else holds it
+            or references(self._given) != 2  # this attribute and the argument: something else holds it
             or self._given.changed  # the model changed it
             or conversation is not self._source
             or conversation.edits != self._edits
@@ -69,7 +70,7 @@ class PromptView:
         """The messages of the next model call, in a fresh list."""
         instructions = self.agent.instructions
         # `+` and `[:]` copy the conversation (a list subclass) at a list's speed; unpacking it
-        # (`[system, *messages]`) walks it item by item, twice as slow over a long history
+        # (`[system, *messages]`) walks it item by item (docs/perf/README.md)
         if instructions is None:
             messages = conversation[:]
         elif isinstance(instructions, str):
@@ -80,16 +81,13 @@ class PromptView:
             messages = [Message.system(instructions(state))] + conversation  # noqa: RUF005
         if self.documents:
             _attach(messages, self.documents)
-        elif isinstance(instructions, str | None) and _COUNTS_REFERENCES:  # the next call's may extend it
+        elif isinstance(instructions, str | None) and COUNTS_REFERENCES:  # the next call's may extend it
             self._given = TrackedMessages(messages)
             self._source, self._mirrored, self._edits = conversation, len(conversation), conversation.edits
             return self._given
         return messages
 
 
-_COUNTS_REFERENCES = hasattr(sys, "getrefcount") and getattr(sys, "_is_gil_enabled", lambda: True)()
-"""Whether `sys.getrefcount` tells that nothing else holds a list (not on PyPy, nor without the GIL)."""
-_references: Callable[[object], int] = sys.getrefcount if _COUNTS_REFERENCES else (lambda thing: 0)  # unused then
 _extend = list.extend
 
 

@@ -24,6 +24,7 @@ from functools import partial
 from itertools import count
 from typing import Any, Generic, TypeVar, cast
 
+from hookline._hot_path import set_field
 from hookline.events import Event
 from hookline.messages import ReasoningPart
 from hookline.sessions import SessionStore
@@ -31,7 +32,6 @@ from hookline.sessions import SessionStore
 __all__ = ["Recorder", "StreamQueue"]
 
 _T = TypeVar("_T")
-_set_field = object.__setattr__  # an event's id, set before it is streamed (pydantic's own checks for nothing here)
 
 
 class StreamQueue:
@@ -127,7 +127,7 @@ class Recorder:
             if event.kind == "marker":
                 continue
             if event.id is None:
-                _set_field(event, "id", self.new_id())
+                set_field(event, "id", self.new_id())
             self._live.add(event.id)  # type: ignore[arg-type]  # set just above
             self.queue.put(event)
         self._sent = len(buffer)

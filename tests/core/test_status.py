@@ -116,6 +116,19 @@ async def test_failed_calls_say_so_in_status() -> None:
     assert _status(events, "tool") == ["running fragile()", "fragile failed: out of paper"]
 
 
+async def test_a_failed_call_says_failed_once() -> None:
+    """The exception's result already starts with "explode failed:" (issue 29, papercuts)."""
+
+    @tool
+    def explode() -> str:
+        """Always raises."""
+        raise RuntimeError("boom")
+
+    script = Script(calls(call("c1", "explode")), answer("done"))
+    events = await _events(Agent(model=script.model, tools=[explode]).prompt("go"))
+    assert _status(events, "tool") == ["running explode()", "explode failed: RuntimeError: boom"]
+
+
 async def test_status_events_never_reach_the_model() -> None:
     store = InMemorySessionStore()
     script = Script(calls(call("c1", "add", a=1, b=2)), answer("3"), calls(call("c2", "add", a=3, b=4)), answer("7"))

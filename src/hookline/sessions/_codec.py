@@ -21,7 +21,6 @@ refused: those are names, compared by the databases as text.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import re
@@ -33,6 +32,7 @@ from typing import Any, NamedTuple, cast, get_args
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from hookline._hot_path import collector_paused
 from hookline.errors import ConfigError, InvalidEvent, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
 from hookline.messages import Part, ToolCallPart, ToolResultPart, without_validation
@@ -104,7 +104,7 @@ def new_id() -> str:
     """Return a fresh random id: a version-4 UUID as 32 hex digits, as `uuid.uuid4().hex` gives.
 
     Built from the random bytes directly: a store makes one per event, and the `UUID`
-    object would cost three times as much.
+    object would cost more (docs/perf/README.md).
     """
     raw = bytearray(os.urandom(16))
     raw[6] = raw[6] & 0x0F | 0x40  # version 4
@@ -332,17 +332,11 @@ def iso(moment: datetime) -> str:
 
 
 def decode_events(json_array: str) -> list[Event]:
-    """Decode a JSON array of event objects."""
-    if len(json_array) < _BIG_JSON or not gc.isenabled():
+    """Decode a JSON array of event objects (a long one with the garbage collector paused: no event forms a cycle)."""
+    if len(json_array) < _BIG_JSON:
         return EVENTS_ADAPTER.validate_json(json_array)
-    # Decoding a long log creates a great many objects at once, and the cyclic collector,
-    # run by allocation counts, would walk them over and over (2-3x the time at 100,000
-    # events). Pause it: nothing decoded here forms a cycle.
-    gc.disable()
-    try:
+    with collector_paused():
         return EVENTS_ADAPTER.validate_json(json_array)
-    finally:
-        gc.enable()
 
 
 def decode_rows(rows: Iterable[Sequence[Any]]) -> list[Event]:
