@@ -29,6 +29,7 @@ from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.protocols.ag_ui import ag_ui_api
+from hookline.server.protocols.ai_sdk import ai_sdk_api
 from hookline.server.readiness import readiness
 from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
@@ -103,6 +104,7 @@ def create_app(
     app.include_router(blob_api)
     app.include_router(inspect_api)
     app.include_router(ag_ui_api)
+    app.include_router(ai_sdk_api)
     app.include_router(public)
     app.include_router(readiness)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -14,7 +14,7 @@ The facts a translator needs are read off the events as data (`paused_call`, `fa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,15 +29,15 @@ from hookline.result import Interruption
 from hookline.resume import Approval
 from hookline.server.deps import DepsContext, apply_deps
 from hookline.server.errors import ProtocolError
-from hookline.server.hub import Subscription
+from hookline.server.hub import Subscription, covers_deltas
 from hookline.server.routes import ServerContext
 from hookline.server.runs import RunChannel, prompt_request, resume_request
 from hookline.server.sse import KEEPALIVE
 from hookline.sessions import Session
 
 __all__ = [
-    "ProtocolError", "RunEvents", "Translator", "Turn", "failure_of", "frames", "open_session", "paused_call",
-    "start",
+    "ProtocolError", "RunEvents", "Translator", "Turn", "denied_call", "failure_of", "frames", "join", "open_session",
+    "paused_call", "start",
 ]
 
 
@@ -92,23 +92,24 @@ async def start(
 
 
 class RunEvents:
-    """One run of this process as a protocol reads it: each event once, in the log's order, until the run ends.
+    """One run as a protocol reads it: each event once, in the log's order, until the run ends.
 
-    Markers and partial events are left out; so is the stored copy of an event read live.
+    Markers and partial events are left out; so is the stored copy of an event read live, and
+    a stored event read already (by seq). A run of this process has its `channel` (its
+    outcome); a run joined from elsewhere has none.
     """
 
-    def __init__(self, channel: RunChannel, subscription: Subscription, keepalive: float) -> None:
+    def __init__(self, channel: RunChannel | None, subscription: Subscription, keepalive: float,
+                 first: Sequence[Event] = ()) -> None:
         self.channel = channel
         self._subscription = subscription
         self._keepalive = keepalive
-
-    @property
-    def session_id(self) -> str:
-        """The run's session."""
-        return self.channel.session_id
+        self._first = first
 
     async def check_started(self) -> None:
         """Wait for the run's first event; raise its error if it failed before any (busy: a plain 409)."""
+        if self.channel is None:
+            return
         await self.channel.started()
         if self.channel.published == 0 and self.channel.error is not None:
             self._subscription.close()
@@ -117,31 +118,74 @@ class RunEvents:
     async def events(self) -> AsyncIterator[Event | None]:
         """The run's events; None when none came for `keepalive` seconds (a front end's keepalive)."""
         seen_live: set[str] = set()
+        last = 0
         try:
+            for event in self._first:
+                if self._fresh(event, seen_live, last):
+                    last = max(last, event.seq or 0)
+                    yield event
             while True:
                 try:
-                    event = await self._subscription.get(self._keepalive)
+                    came = await self._subscription.get(self._keepalive)
                 except TimeoutError:
                     yield None
                     continue
-                if event is None:
+                if came is None:
                     return
-                if event.kind == "marker" or event.partial:
-                    continue
-                if event.seq is None:
-                    if event.id is not None and event.kind != "delta":
-                        seen_live.add(event.id)
-                elif event.id in seen_live:
-                    seen_live.discard(event.id)
-                    continue
-                yield event
+                if self._fresh(came, seen_live, last):
+                    last = max(last, came.seq or 0)
+                    yield came
         finally:
             self._subscription.close()
 
+    @staticmethod
+    def _fresh(event: Event, seen_live: set[str], last: int) -> bool:
+        """Whether `event` is one to read (noting a live one, to know its stored copy again)."""
+        if event.kind == "marker" or event.partial:
+            return False
+        if event.seq is None:
+            if event.id is not None and event.kind != "delta":
+                seen_live.add(event.id)
+            return True
+        if event.seq <= last:
+            return False
+        if event.id in seen_live:
+            seen_live.discard(event.id)
+            return False
+        return True
+
     async def outcome(self) -> tuple[RunResult | None, BaseException | None]:
-        """How the run ended: its result, or its error."""
+        """How the run ended, for a run of this process: its result, or its error (else None, None)."""
+        if self.channel is None:
+            return None, None
         await self.channel.ended()
         return self.channel.result, self.channel.error
+
+
+async def join(context: ServerContext, session_id: str, after_seq: int) -> RunEvents | None:
+    """The run going on in `session_id` (here or in another process), read from after `after_seq`; None: none runs.
+
+    It starts with the stored events after `after_seq`, then the live ones not stored yet
+    (the deltas of the answer going on), then what comes, each once.
+    """
+    channel = context.runs.get(session_id)
+    if channel is None and not await context.relay.run_active(session_id):
+        return None
+    hub = context.runs.hub(session_id)
+    if channel is None:
+        hub.run_started()
+    subscription = hub.subscribe()
+    try:
+        stored = await context.store.events(session_id, view="all", after_seq=after_seq)
+    except BaseException:
+        subscription.close()
+        raise
+    if channel is None:
+        context.relay.watch(hub, stored)
+    answered = any(covers_deltas(e) and (e.seq or 0) > subscription.tail_after for e in stored)
+    held = {e.id for e in stored}
+    tail = [e for e in subscription.tail if e.id not in held and not (answered and e.kind == "delta")]
+    return RunEvents(channel, subscription, context.keepalive, [*stored, *tail])
 
 
 class Translator(ABC):
@@ -179,6 +223,14 @@ def paused_call(event: Event) -> Interruption | None:
     """The call a status event says the run paused for approval (its `metadata["interrupted"]`), or None."""
     paused = event.metadata.get("interrupted") if event.kind in ("status", "marker") else None
     return Interruption.model_validate(paused) if isinstance(paused, dict) else None
+
+
+def denied_call(event: Event) -> str | None:
+    """The call a resume's audit line says the user denied (`metadata["approval"]`), or None."""
+    approval = event.metadata.get("approval") if event.kind == "status" else None
+    if isinstance(approval, dict) and approval.get("decision") == "denied":
+        return str(approval.get("call_id"))
+    return None
 
 
 def failure_of(event: Event) -> dict[str, Any] | None:
