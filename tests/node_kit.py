@@ -33,12 +33,19 @@ def kit_modules() -> Path:
     return modules
 
 
-def run_node(script: str, *args: str) -> Any:
-    """Run `tests/node/<script>` with `args`; return the JSON it prints last on stdout."""
+def run_node(script: str | Path, *args: str) -> Any:
+    """Run `tests/node/<script>` (or the script at a path) with `args`; return the JSON it prints last on stdout."""
+    return json.loads(node_output(script, *args).strip().splitlines()[-1])
+
+
+def node_output(script: str | Path, *args: str) -> str:
+    """Run `tests/node/<script>` (or the script at a path) with `args` and the kit's packages; return its stdout."""
+    source = script if isinstance(script, Path) else SCRIPTS / script
     with tempfile.TemporaryDirectory(prefix="hookline-node-") as folder:
         here = Path(folder)
         (here / "node_modules").symlink_to(kit_modules())
-        shutil.copy(SCRIPTS / script, here / script)
-        done = subprocess.run(["node", str(here / script), *args], capture_output=True, text=True, timeout=DEADLINE)
-    assert done.returncode == 0, f"{script} failed:\n{done.stdout}\n{done.stderr}"
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        shutil.copy(source, here / source.name)
+        done = subprocess.run(["node", str(here / source.name), *args], capture_output=True, text=True,
+                              timeout=DEADLINE)
+    assert done.returncode == 0, f"{source.name} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout

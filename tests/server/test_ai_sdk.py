@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,7 +18,7 @@ import pytest
 
 from hookline import Agent
 from hookline.sessions import SessionStore
-from node_kit import run_node
+from node_kit import node_output, run_node
 
 from .agent import DANGER_LOG
 from .live import LiveServer
@@ -114,3 +115,10 @@ def test_use_chat_resumes_an_answer_going_on_and_rebuilds_it(
     assert seen["messages"][-1]["id"] == seen["before"][-1]["id"], "the resumed stream continues the same message"
     assert _parts(seen["messages"][-1], "text")[-1]["text"] == told(80)
     assert seen["status"] == "ready"
+
+
+def test_the_node_example_chats_with_a_server(server: LiveServer) -> None:
+    example = Path(__file__).parents[2] / "examples" / "ai_sdk_chat.mjs"
+    printed = node_output(example, server.url, "add 2 and 3")
+    assert '[add] {"a":2,"b":3} -> 5' in printed.splitlines()
+    assert "The tool said: 5." in printed
