@@ -17,9 +17,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hookline.mcp.toolset import MCPConnectionError, MCPTool, MCPToolset
+    from hookline.mcp.toolset import (
+        MCPConnectionError,
+        MCPPrompt,
+        MCPRequestError,
+        MCPResource,
+        MCPTool,
+        MCPToolset,
+    )
 
-__all__ = ["MCPConnectionError", "MCPTool", "MCPToolset"]
+__all__ = ["MCPConnectionError", "MCPPrompt", "MCPRequestError", "MCPResource", "MCPTool", "MCPToolset"]
 
 
 def __getattr__(name: str) -> Any:

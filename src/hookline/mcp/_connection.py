@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -126,6 +126,7 @@ class Connection:
                 self.client = client
                 info = client.server_info
                 self.server_name = info.name if info is not None and info.name else None
+                await self._set_log_level(client)
                 async with anyio.create_task_group() as group:
                     self._group = group
                     await group.start(self._listen, client)
@@ -158,6 +159,20 @@ class Connection:
             log_level=self.settings.log_level,
             client_info=types.Implementation(name="hookline", version=_version()),
         )
+
+    async def _set_log_level(self, client: Client) -> None:
+        """Ask a 2025-era server that logs for `log_level` and above (`logging/setLevel`).
+
+        On 2026-07-28 connections the level rides on each request instead (the SDK's `log_level`).
+        """
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS or client.server_capabilities.logging is None:
+            return
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=self.settings.log_level))
+        try:
+            with anyio.fail_after(self.settings.connect_timeout):
+                await client.session.send_request(request, types.EmptyResult)
+        except (MCPError, TimeoutError) as exc:
+            logger.info("%s did not take the log level %s: %s", self.label, self.settings.log_level, reason(exc))
 
     def _server_gone(self) -> None:
         if self.alive and not self._closing.is_set():
@@ -237,6 +252,37 @@ class Connection:
         if not started:
             task_status.started()
 
+    # -- resources and prompts ---------------------------------------------------------------
+
+    async def resources(self) -> list[types.Resource]:
+        """Every resource the server lists (page by page)."""
+        client = self._client_or_unsent()
+        with anyio.fail_after(self.settings.timeout):
+            return await _pages(lambda cursor: client.list_resources(cursor=cursor), "resources")
+
+    async def read(self, uri: str) -> types.ReadResourceResult:
+        """Read resource `uri`."""
+        client = self._client_or_unsent()
+        with anyio.fail_after(self.settings.timeout):
+            return await client.read_resource(uri)
+
+    async def prompts(self) -> list[types.Prompt]:
+        """Every prompt the server lists (page by page)."""
+        client = self._client_or_unsent()
+        with anyio.fail_after(self.settings.timeout):
+            return await _pages(lambda cursor: client.list_prompts(cursor=cursor), "prompts")
+
+    async def prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """Get prompt `name` with `arguments`."""
+        client = self._client_or_unsent()
+        with anyio.fail_after(self.settings.timeout):
+            return await client.get_prompt(name, arguments)
+
+    def _client_or_unsent(self) -> Client:
+        if self.client is None:
+            raise MCPError(types.CONNECTION_CLOSED, "not connected", {UNSENT: True})
+        return self.client
+
     # -- calls and notifications -----------------------------------------------------------
 
     async def call(self, name: str, arguments: dict[str, Any], caller: Caller) -> types.CallToolResult:
@@ -310,15 +356,23 @@ def _retrieved(future: asyncio.Future[None]) -> None:
 
 
 async def _list_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
+    if client.server_capabilities.tools is None:  # a server of resources or prompts only
+        return []
+    return await _pages(lambda cursor: client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor)),
+                        "tools")
+
+
+async def _pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+    """The items (`field`) of every page a listing gives, up to `_PAGES` pages."""
+    items: list[Any] = []
     cursor: str | None = None
     for _ in range(_PAGES):
-        page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
-        tools.extend(page.tools)
+        page = await fetch(cursor)
+        items.extend(getattr(page, field))
         cursor = page.next_cursor
         if cursor is None:
             break
-    return tools
+    return items
 
 
 def _version() -> str:

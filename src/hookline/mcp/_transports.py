@@ -34,7 +34,8 @@ from mcp.shared.message import SessionMessage
 from hookline._redact import redact
 from hookline.errors import HooklineError
 
-__all__ = ["UNSENT", "HttpTarget", "MCPConnectionError", "Settings", "StdioTarget", "Target", "reason", "watched"]
+__all__ = ["UNSENT", "HttpTarget", "MCPConnectionError", "MCPRequestError", "Settings", "StdioTarget", "Target",
+           "reason", "watched"]
 
 UNSENT = "hookline/unsent"
 """Marks a JSON-RPC error made here for a request that never reached the server."""
@@ -42,6 +43,13 @@ UNSENT = "hookline/unsent"
 
 class MCPConnectionError(HooklineError, ConnectionError):
     """An MCP server could not be started, reached, or listed; the message says what to check."""
+
+
+class MCPRequestError(HooklineError):
+    """An MCP server refused a request made outside a tool call (read a resource, get a prompt), or failed it.
+
+    The message names the server and what was asked, with the server's own message and JSON-RPC code.
+    """
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,10 @@ What happens, and when:
   the model (`is_error=True`); the run goes on.
 - Progress and log notifications during a call become status lines of the run
   ("progress 2/5: indexing", "warning: disk almost full"), like log records of a plain tool.
+- A question the server asks the user during a call (elicitation) pauses the run at that
+  call; the answer on resume goes back to the server (see `hookline.mcp._caller`).
+- `resources()`, `read(uri)`, `prompts()` and `prompt(name, arguments)` give the server's
+  resources and prompts as hookline parts and messages (`hookline.mcp.catalog`).
 - `aclose()` (or `Agent.close()`) stops a stdio server. A program that never closes the
   toolset still leaves no server behind: when its event loop ends, the connection's task
   is cancelled and stops the server.
@@ -33,10 +37,10 @@ import contextvars
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -48,16 +52,34 @@ from hookline.errors import ConfigError, ToolError
 from hookline.mcp._caller import Caller, question_of
 from hookline.mcp._connection import Connection
 from hookline.mcp._convert import local_names, parameters_of, result_text, result_value
-from hookline.mcp._transports import UNSENT, HttpTarget, MCPConnectionError, Settings, StdioTarget, Target
-from hookline.messages import FilePart, ImagePart, ToolCallPart, ToolResultPart
+from hookline.mcp._transports import (
+    UNSENT,
+    HttpTarget,
+    MCPConnectionError,
+    MCPRequestError,
+    Settings,
+    StdioTarget,
+    Target,
+)
+from hookline.mcp.catalog import (
+    MCPPrompt,
+    MCPResource,
+    ResourcePart,
+    message_of,
+    parts_of,
+    prompt_of,
+    resource_of,
+)
+from hookline.messages import FilePart, ImagePart, Message, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.status import current_capture
 from hookline.tools import Tool
 from hookline.toolsets import Toolset
 
-__all__ = ["MCPConnectionError", "MCPTool", "MCPToolset"]
+__all__ = ["MCPConnectionError", "MCPPrompt", "MCPRequestError", "MCPResource", "MCPTool", "MCPToolset"]
 
 logger = logging.getLogger("hookline.mcp")
+T = TypeVar("T")
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _LEVELS = get_args(types.LoggingLevel)
@@ -74,7 +96,7 @@ class MCPToolset(Toolset):
         prefix: Put before each tool's name (`prefix_name`), to keep two servers' tools apart.
         timeout: Seconds a call may take before it becomes an error result; None: no limit.
         connect_timeout: Seconds to start the server and finish the handshake.
-        log_level: The lowest MCP log level that becomes a status line.
+        log_level: The lowest MCP log level that becomes a status line (the server is asked for it too).
     """
 
     def __init__(
@@ -231,6 +253,71 @@ class MCPToolset(Toolset):
         if self._tools is None or list(tools.items()) != list(old.items()):
             self._tools = tools
             self.version += 1
+
+    # -- resources and prompts ---------------------------------------------------------------
+
+    async def resources(self) -> list[MCPResource]:
+        """The resources the server lists.
+
+        Raises:
+            MCPConnectionError: the server cannot be reached.
+            MCPRequestError: the server refused or failed the listing.
+        """
+        return [resource_of(r) for r in await self._request("the resource listing", lambda c: c.resources())]
+
+    async def read(self, uri: str) -> list[ResourcePart]:
+        """Resource `uri` as parts for a message or a tool result: texts as `DocumentPart`s, bytes as images or files.
+
+        Raises:
+            MCPConnectionError: the server cannot be reached.
+            MCPRequestError: the server refused (e.g. no such resource) or failed the read.
+        """
+        result = await self._request(f"to read {uri}", lambda c: c.read(uri))
+        try:
+            return parts_of(result.contents, uri.rstrip("/").rsplit("/", 1)[-1] or uri)
+        except ValueError as exc:
+            raise MCPRequestError(f"{self.label} gave malformed contents of {uri}: {exc}") from exc
+
+    async def prompts(self) -> list[MCPPrompt]:
+        """The prompts the server lists.
+
+        Raises:
+            MCPConnectionError: the server cannot be reached.
+            MCPRequestError: the server refused or failed the listing.
+        """
+        return [prompt_of(p) for p in await self._request("the prompt listing", lambda c: c.prompts())]
+
+    async def prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> list[Message]:
+        """Prompt `name`, filled with `arguments`, as messages (the last one a prompt, those before its history).
+
+        Raises:
+            MCPConnectionError: the server cannot be reached.
+            MCPRequestError: the server refused (no such prompt, a missing argument) or failed it.
+        """
+        given = dict(arguments or {})
+        result = await self._request(f"the prompt {name!r}", lambda c: c.prompt(name, given))
+        try:
+            return [message_of(m) for m in result.messages]
+        except ValueError as exc:
+            raise MCPRequestError(f"{self.label} gave a malformed prompt {name!r}: {exc}") from exc
+
+    async def _request(self, what: str, send: Callable[[Connection], Awaitable[T]]) -> T:
+        """`send` on the connection, opened if need be and reopened once when the request never reached the server."""
+        await self.connect()
+        for attempt in range(2):
+            connection = self._connection
+            assert connection is not None
+            try:
+                return await send(connection)
+            except MCPError as exc:
+                if attempt or not _never_reached(exc):
+                    raise MCPRequestError(_request_failure(connection.label, what, exc)) from exc
+            except TimeoutError as exc:
+                raise MCPRequestError(f"{connection.label} did not answer {what} within "
+                                      f"{self.settings.timeout:g} s") from exc
+            async with self._lock:
+                await self._reopen(connection)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -408,6 +495,14 @@ def _never_reached(error: MCPError) -> bool:
     """Whether the call surely did not run: never sent, or refused by a server that lost our session."""
     data = error.data
     return error.code == types.CONNECTION_CLOSED and isinstance(data, dict) and data.get(UNSENT) is True
+
+
+def _request_failure(label: str, what: str, error: MCPError) -> str:
+    if _never_reached(error):
+        return f"{what} was not sent: {label} cannot be reached ({error.message})"
+    if error.code == types.CONNECTION_CLOSED:
+        return f"the connection to {label} was lost during {what}"
+    return f"{label} refused {what}: {error.message} (JSON-RPC error {error.code})"
 
 
 def _call_failure(label: str, tool: str, error: MCPError, settings: Settings) -> str:

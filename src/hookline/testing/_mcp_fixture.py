@@ -31,6 +31,7 @@ AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 """A silent WAV, base64."""
 
 Context = Any
+"""The SDK's `ServerRequestContext` of a request (the fixture reads its `session`, `protocol_version`, `request_id`)."""
 Call = types.CallToolRequestParams
 Handler = Callable[[Context, Call], Awaitable[types.CallToolResult | types.InputRequiredResult]]
 
