@@ -457,6 +457,7 @@ class _Options:
     deps: Any = None
     has_deps: bool = False
     documents: tuple[DocumentPart, ...] = ()
+    tools: tuple[Tool, ...] = ()
 
 
 class PromptRequest:
@@ -533,6 +534,23 @@ class PromptRequest:
         self._options.documents += documents
         return self
 
+    def tools(self, *tools: Tool) -> PromptRequest:
+        """Offer the model these tools too, for this run only (a front end's own tools, say).
+
+        Raises:
+            ConfigError: An argument is not a `Tool`, or two tools (the agent's included) share a name.
+        """
+        for tool in tools:
+            if not isinstance(tool, Tool):
+                raise ConfigError(f"tools() takes Tool objects, not {type(tool).__name__}: wrap a function in @tool")
+        names = [t.name for t in (*self._options.tools, *tools)]
+        offered = {spec.name for spec in self.agent.tool_catalog().specs}
+        taken = {n for n in names if names.count(n) > 1} | (set(names) & offered)
+        if taken:
+            raise ConfigError(f"tools() would offer two tools named {', '.join(sorted(taken))}: rename one")
+        self._options.tools += tools
+        return self
+
     def session(
         self,
         session_id: str,
@@ -589,7 +607,8 @@ class PromptRequest:
                                    prompt_id=options.prompt_id)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
                   queue=queue, approvals=options.approvals, audit=options.audit, deps=options.deps,
-                  documents=options.documents, model_settings=self.agent.model_settings.merged(options.model_settings))
+                  documents=options.documents, model_settings=self.agent.model_settings.merged(options.model_settings),
+                  tools={t.name: t for t in options.tools})
         self._active = run
         return self._execute(run)
 

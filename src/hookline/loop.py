@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -99,7 +98,8 @@ class Run:
         "_answer_id", "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started",
         "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
-        "recorder", "retried_output", "runner", "scope", "session", "state", "stop_reason", "tools", "view",
+        "recorder", "retried_output", "run_tools", "runner", "scope", "session", "state", "stop_reason", "tools",
+        "view",
     )
 
     def __init__(
@@ -116,6 +116,7 @@ class Run:
         deps: Any = None,
         documents: tuple[DocumentPart, ...] = (),
         audit: AuditLines | None = None,
+        tools: dict[str, Tool] | None = None,
     ) -> None:
         self.agent = agent
         self.prompt = prompt
@@ -130,6 +131,7 @@ class Run:
                            buffer=self.buffer, model_settings=model_settings)
         self.new_messages: list[Message] = []
         self.tools: dict[str, Tool] = {}
+        self.run_tools = tools or {}  # offered this run only, beside the agent's (`PromptRequest.tools`)
         self.stop_reason: StopReason | None = None
         self.output: Any = ""
         self.interruptions: list[Interruption] = []
@@ -308,7 +310,7 @@ class Run:
         """Before anything is recorded: the approvals fit the paused calls (see `check_resumption`)."""
         state = self.state
         state.turn, self._edits = check_resumption(state.messages, self._unanswered, self.approvals or {},
-                                                   state.session_id, partial(self.agent.tools_for, state))
+                                                   state.session_id, self._offered_tools)
 
     def _close_open_calls(self, reason: str) -> None:
         """After a failure or a cancellation: answer the recorded calls left open (with results where they ran)."""
@@ -356,7 +358,7 @@ class Run:
             return None
         if self._hooked:
             self._watch.before_model(state)
-        self.tools = self.agent.tools_for(state) if offer_tools else {}
+        self.tools = self._offered_tools() if offer_tools else {}
         request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
                                model_settings=state.model_settings)
         self.buffer.model_settings = None  # a hook's settings hold for this call only
@@ -595,7 +597,7 @@ class Run:
             return
         preset = plan_resume(pending, self.approvals or {}, self._log_tail)
         self.scope.replies = replies(pending, self.approvals or {}, self._log_tail)
-        self.tools = self.agent.tools_for(self.state)
+        self.tools = self._offered_tools()
         self.buffer.messages.extend(held_messages(self._log_tail))
         for event in self.audit(pending, self.approvals or {}) if self.audit else ():  # e.g. who decided each call
             self.recorder.add(event)
@@ -605,6 +607,11 @@ class Run:
         await self._tool_turn(list(self._unanswered.values()), preset)
 
     # -- small shared steps ----------------------------------------------------------------
+
+    def _offered_tools(self) -> dict[str, Tool]:
+        """The tools offered now: the agent's for this state, and this run's own."""
+        tools = self.agent.tools_for(self.state)
+        return {**tools, **self.run_tools} if self.run_tools else tools
 
     async def _hooks(self, point: HookPoint, *, stop_on_exit: bool = True) -> None:
         hooks = self.agent.hooks.get(point)

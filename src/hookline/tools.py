@@ -35,7 +35,7 @@ from hookline.errors import ConfigError, ToolError
 from hookline.messages import FilePart, ImagePart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
 
-__all__ = ["Tool", "ToolFunction", "as_tool", "result_of", "tool"]
+__all__ = ["Tool", "ToolFunction", "as_tool", "current_context", "error_result", "result_of", "tool"]
 
 ToolFunction = Callable[..., Any]
 """A plain or async function usable as a tool."""
@@ -190,7 +190,7 @@ class Tool:
             if not self._calls_directly:
                 value = await self.call(arguments)
             elif self._thread or self._context is not None:
-                value = await self._call(arguments, None if self._context is None else _run_context(call))
+                value = await self._call(arguments, None if self._context is None else current_context(call))
             else:  # async: what `call` does, without a coroutine of its own
                 value = await self.function(**self._validator.validate_python(arguments).__dict__)
         except Exception as exc:  # a tool's failure goes back to the model; the run goes on
@@ -258,8 +258,8 @@ class Tool:
         return error_result(call, f"{self.name} failed: {type(error).__name__}: {redact(str(error))}")
 
 
-def _run_context(call: ToolCallPart) -> Any:
-    """The `RunContext` of `call`, from the run it belongs to (None outside a run)."""
+def current_context(call: ToolCallPart) -> Any:
+    """The `RunContext` of `call`, from its run (None outside a run): for a `Tool` with an `answer` of its own."""
     maker = current_contexts.get()
     return None if maker is None else maker(call)
 

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,9 @@ from ag_ui.core import Event as AGUIEvent
 from ag_ui_validate.pytest_plugin import validate_agui
 from pydantic import TypeAdapter
 
+from hookline import Agent, ToolCallPart
+from hookline.models import FunctionModel, ModelRequest, ModelResponse
+from hookline.sessions import SessionStore
 from node_kit import run_node
 
 from .agent import DANGER_LOG, SLOW_SECONDS
@@ -210,7 +214,7 @@ async def test_bad_inputs_answer_clear_errors_and_record_nothing(http: httpx.Asy
         (run_input("not a valid id!", user("hi")), 422, "invalid session id"),
         (run_input(thread), 422, "no new user message"),
         (run_input(thread, user("hi"), resume=[{"interruptId": "approve:x", "status": "resolved"}]), 422,
-         "send the resume alone"),
+         "send the answers alone"),
     ]
     for body, status, said in cases:
         response = await http.post("/v1/ag-ui", json=body)
@@ -251,3 +255,35 @@ def test_the_official_http_agent_runs_tools_and_resumes_an_interrupt(server: Liv
     assert [m["content"] for m in seen["messages"] if m["role"] == "tool"][-1] == "wiped prod"
     ids = [m["id"] for m in seen["messages"]]
     assert len(ids) == len(set(ids)), "the resumed stream's snapshot and its events make no duplicate"
+
+
+def _weather_script(request: ModelRequest) -> ModelResponse:
+    last = request.messages[-1]
+    if last.role == "tool":
+        return ModelResponse(text=f"Outside: {last.tool_results[0].content}.")
+    assert [t.name for t in request.tools] == ["get_weather"], "the client's tool is offered to the model"
+    return ModelResponse(tool_calls=[ToolCallPart(id="w1", name="get_weather", arguments={"city": "Paris"})])
+
+
+async def test_a_frontend_tool_is_called_by_the_model_and_answered_by_the_client(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    server = make_server(agent=Agent("weather", model=FunctionModel(_weather_script), session_store=store))
+    tool = {"name": "get_weather", "description": "The weather in a city, as the browser knows it.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        asked = await ag_ui(http, run_input(thread, user("weather?"), tools=[tool]))
+        assert asked[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["w1"]}
+        call = [e for e in asked if e["type"].startswith("TOOL_CALL")]
+        assert [e["type"] for e in call] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
+        assert not any(e["type"] == "TOOL_CALL_RESULT" for e in asked), "the client runs it"
+        assistant = {"id": call[0]["parentMessageId"], "role": "assistant",
+                     "toolCalls": [{"id": "w1", "type": "function",
+                                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+        result = {"id": "r1", "role": "tool", "toolCallId": "w1", "content": "sunny, 21 C"}
+        answered = await ag_ui(http, run_input(thread, user("weather?"), assistant, result, tools=[tool]))
+        assert next(e for e in answered if e["type"] == "TOOL_CALL_RESULT")["content"] == "sunny, 21 C"
+        text = "".join(e["delta"] for e in answered if e["type"] == "TEXT_MESSAGE_CONTENT")
+        assert text == "Outside: sunny, 21 C."
+        assert answered[-1]["outcome"] == {"type": "success"}

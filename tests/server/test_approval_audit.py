@@ -146,3 +146,13 @@ async def test_a_resume_streams_its_audit_line_before_the_call_runs(client: http
     (result,) = [e for e in events if e["role"] == "tool"]
     assert audit["seq"] < result["seq"]
     assert events[-1]["parts"][0]["text"] == "run completed"
+
+
+def test_the_audit_of_answers_to_questions_says_answered_or_cancelled() -> None:
+    from hookline import ToolCallPart
+    from hookline.server.audit import approval_lines
+
+    calls = [ToolCallPart(id=i, name="ask", arguments={}) for i in ("a", "b", "c")]
+    lines = approval_lines(calls, {"a": {"response": {"ok": True}}, "b": {"cancel": True}, "c": False}, "alice")
+    assert [line.metadata["approval"]["decision"] for line in lines] == ["answered", "cancelled", "denied"]
+    assert [line.text for line in lines] == ["alice answered ask()", "alice cancelled ask()", "alice denied ask()"]

@@ -40,15 +40,21 @@ def approval_lines(calls: Sequence[ToolCallPart], approvals: Mapping[str, Answer
 
 
 def _line(call: ToolCallPart, answer: Answer, user: str) -> Event:
-    edited = isinstance(answer, dict)
-    approved = answer is True or edited
+    edited = isinstance(answer, dict) and "args" in answer
+    decision = _decision(answer)
     reason = answer if isinstance(answer, str) else ""
-    arguments = answer["args"] if isinstance(answer, dict) else call.arguments
+    arguments = answer["args"] if edited else call.arguments  # type: ignore[index]  # a dict with "args"
     shown = f"{call.name}({_arguments(arguments)})" + (" (arguments edited)" if edited else "")
-    text = f"{user} {'approved' if approved else 'denied'} {shown}" + (f": {reason}" if reason else "")
-    approval = {"call_id": call.id, "name": call.name, "decision": "approved" if approved else "denied",
-                "reason": reason, "user": user}
+    text = f"{user} {decision} {shown}" + (f": {reason}" if reason else "")
+    approval = {"call_id": call.id, "name": call.name, "decision": decision, "reason": reason, "user": user}
     return Event.status(FORK_AUTHOR, "agent", text, approval=approval | ({"arguments": arguments} if edited else {}))
+
+
+def _decision(answer: Answer) -> str:
+    """What the user did with a paused call: approved, denied, answered (a question) or cancelled."""
+    if isinstance(answer, dict):
+        return "answered" if "response" in answer else "cancelled" if answer.get("cancel") else "approved"
+    return "approved" if answer is True else "denied"
 
 
 def _arguments(arguments: dict[str, object] | str) -> str:

@@ -34,9 +34,9 @@ from hookline.agent import RunResult
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message, TextPart
 from hookline.result import Interruption
-from hookline.resume import Approval
+from hookline.resume import Approval, paused_calls
 from hookline.server.errors import ProtocolError, error_body
-from hookline.server.protocols.base import Translator, Turn, frames, open_session, paused_call, start
+from hookline.server.protocols.base import FrontendTool, Translator, Turn, frames, open_session, paused_call, start
 from hookline.server.routes import Ctx, User
 from hookline.sessions import SessionStore
 
@@ -87,13 +87,16 @@ async def run_ag_ui(
     except ValidationError as exc:
         raise ProtocolError(f"not an AG-UI RunAgentInput: {_first_error(exc)}") from None
     session = await open_session(context, given.thread_id, user)
-    turn, snapshot = await _turn(context.store, given)
+    frontend = tuple(FrontendTool(t.name, t.description, t.parameters or {"type": "object"})
+                     for t in given.tools or ())
+    turn, snapshot = await _turn(context.store, given, frontend)
     if given.state and given.state != session.state:
         await context.store.update_state(session.id, dict(given.state))
         session.state = dict(given.state)
     run = await start(context, request, user, session.id, turn)
     await run.check_started()
-    translator = AGUITranslator(given.thread_id, given.run_id, state=session.state, messages=snapshot)
+    translator = AGUITranslator(given.thread_id, given.run_id, state=session.state, messages=snapshot,
+                                frontend={t.name for t in frontend})
     return StreamingResponse(frames(run, _StateAtEnd(translator, context.store, session.id), _frame),
                              media_type="text/event-stream", headers=_HEADERS)
 
@@ -121,28 +124,45 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-async def _turn(store: SessionStore, given: Any) -> tuple[Turn, list[dict[str, Any]] | None]:
+async def _turn(
+    store: SessionStore, given: Any, frontend: tuple[FrontendTool, ...]
+) -> tuple[Turn, list[dict[str, Any]] | None]:
     """The turn a `RunAgentInput` asks for, and the messages snapshot a resumed stream starts with."""
     held = await store.events(given.thread_id, view="prompt")
     documents = tuple(DocumentPart(title=c.description, text=c.value) for c in given.context or ())
-    new = _new_user_messages(given.messages, {e.id for e in held})
-    if given.resume:
-        if new:
-            raise ProtocolError("this input both answers interrupts (resume) and adds a user message: send the "
-                                "resume alone, then the new message in the next run")
+    new = _new_messages(given.messages, {e.id for e in held})
+    users = [m for m in new if m.role == "user"]
+    results = [m for m in new if m.role == "tool"]
+    if given.resume or results:
+        if users:
+            raise ProtocolError("this input both answers the last run (resume entries, or a frontend tool's result) "
+                                "and adds a user message: send the answers alone, then the new message")
         paused = await _paused_calls(store, given.thread_id)
-        return Turn(approvals=approvals_of(given.resume, paused)), to_ag_ui_messages(held)
-    if not new:
+        approvals = {**approvals_of(given.resume or [], paused), **_client_results(results, paused)}
+        return Turn(approvals=approvals, tools=frontend), to_ag_ui_messages(held)
+    if not users:
         raise ProtocolError("no new user message to run: the thread holds every message sent (send a new user "
                             "message, or resume entries answering the last run's interrupts)")
-    text = "\n\n".join(_text_of(m) for m in new)
-    return Turn(prompt=Message.user(text), prompt_id=new[-1].id, documents=documents), None
+    text = "\n\n".join(_text_of(m) for m in users)
+    return Turn(prompt=Message.user(text), prompt_id=users[-1].id, documents=documents, tools=frontend), None
 
 
-def _new_user_messages(messages: list[Any], held: set[str | None]) -> list[Any]:
-    """The user messages after the last message the session holds (those before it are known)."""
+def _new_messages(messages: list[Any], held: set[str | None]) -> list[Any]:
+    """The messages after the last one the session holds (those before it are known)."""
     last_known = max((i for i, m in enumerate(messages) if m.id in held), default=-1)
-    return [m for m in messages[last_known + 1:] if m.role == "user"]
+    return messages[last_known + 1:]
+
+
+def _client_results(results: list[Any], paused: dict[str, Interruption]) -> dict[str, Approval]:
+    """The answers of tool messages to paused frontend tool calls (their results, as the client ran them)."""
+    answers: dict[str, Approval] = {}
+    for message in results:
+        if message.tool_call_id not in paused:
+            raise ProtocolError(f"tool message {message.id!r} answers no call the last run waits for "
+                                f"({message.tool_call_id!r})")
+        content = message.content if isinstance(message.content, str) else _text_of(message)
+        answers[message.tool_call_id] = {"response": content}
+    return answers
 
 
 def _text_of(message: Any) -> str:
@@ -158,14 +178,7 @@ def _text_of(message: Any) -> str:
 
 async def _paused_calls(store: SessionStore, session_id: str) -> dict[str, Interruption]:
     """The calls the session's last run paused, by id, as its log records them."""
-    paused: dict[str, Interruption] = {}
-    for event in await store.events(session_id, view="all"):
-        if event.kind == "message" and event.role == "tool":
-            for result in event.parts:
-                paused.pop(getattr(result, "call_id", ""), None)
-        elif (call := paused_call(event)) is not None:
-            paused[call.call_id] = call
-    return paused
+    return {c.call_id: c for c in paused_calls(await store.events(session_id, view="all"))}
 
 
 def approvals_of(resume: list[Any], paused: dict[str, Interruption]) -> dict[str, Approval]:
@@ -239,8 +252,9 @@ class AGUITranslator(Translator):
     """
 
     def __init__(self, thread_id: str, run_id: str, *, state: dict[str, Any],
-                 messages: list[dict[str, Any]] | None) -> None:
+                 messages: list[dict[str, Any]] | None, frontend: set[str] | None = None) -> None:
         self.thread_id, self.run_id = thread_id, run_id
+        self.frontend = frontend or set()
         self.state = state
         self._snapshot = messages
         self._text: str | None = None  # the answer being streamed
@@ -275,13 +289,15 @@ class AGUITranslator(Translator):
             _, body = error_body(error)
             return [*out, self._event("RUN_ERROR", message=body.message, code=body.error)]
         finished: dict[str, Any] = {"threadId": self.thread_id, "runId": self.run_id}
-        if result is not None and result.stop_reason == "interrupted" and self._interrupts:
-            finished["outcome"] = {"type": "interrupt", "interrupts": [_interrupt(c) for c in self._interrupts]}
+        asked = [c for c in self._interrupts if c.name not in self.frontend]
+        pending = [c.call_id for c in self._interrupts if c.name in self.frontend]
+        if result is not None and result.stop_reason == "interrupted" and asked:
+            finished["outcome"] = {"type": "interrupt", "interrupts": [_interrupt(c) for c in asked]}
         elif result is not None and result.stop_reason == "cancelled":
             finished["outcome"] = {"type": "cancelled"}
-        else:
-            finished["outcome"] = {"type": "success"}
-            if result is not None:
+        else:  # done, or waiting for the client's own tools only
+            finished["outcome"] = {"type": "success", **({"pendingToolCallIds": pending} if pending else {})}
+            if result is not None and not pending:
                 finished["result"] = _jsonable(result.output)
         return [*out, self._event("RUN_FINISHED", **finished)]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from starlette.requests import Request
 
@@ -24,7 +24,8 @@ from hookline._ids import session_id_problem
 from hookline.agent import PromptRequest, RunResult
 from hookline.errors import SessionExists, SessionNotFound
 from hookline.events import Event
-from hookline.messages import DocumentPart, Message
+from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart
+from hookline.models import ToolSpec
 from hookline.result import Interruption
 from hookline.resume import Approval
 from hookline.server.deps import DepsContext, apply_deps
@@ -34,10 +35,11 @@ from hookline.server.routes import ServerContext
 from hookline.server.runs import RunChannel, prompt_request, resume_request
 from hookline.server.sse import KEEPALIVE
 from hookline.sessions import Session
+from hookline.tools import Tool, current_context, error_result, result_of
 
 __all__ = [
-    "ProtocolError", "RunEvents", "Translator", "Turn", "denied_call", "failure_of", "frames", "join", "open_session",
-    "paused_call", "start",
+    "FrontendTool", "ProtocolError", "RunEvents", "Translator", "Turn", "denied_call", "failure_of", "frames", "join",
+    "open_session", "paused_call", "start",
 ]
 
 
@@ -53,6 +55,8 @@ class Turn:
     """Answers to paused calls, by call id (a resumption)."""
     documents: tuple[DocumentPart, ...] = ()
     """Documents the model gets for this run only (never stored)."""
+    tools: tuple[Tool, ...] = ()
+    """Tools offered for this run only (a client's own: `FrontendTool`)."""
 
 
 async def open_session(context: ServerContext, session_id: str, user: str) -> Session:
@@ -86,6 +90,8 @@ async def start(
         action = "run"
     else:
         run, action = resume_request(context.agent, context.store, session_id, user, turn.approvals or {}), "resume"
+    if turn.tools:
+        run.tools(*turn.tools)
     run = await apply_deps(context.deps, DepsContext(request, user, session_id, action), run)
     channel = context.runs.start(session_id, run)
     return RunEvents(channel, channel.hub.subscribe(), context.keepalive)
@@ -217,6 +223,50 @@ async def frames(run: RunEvents, translator: Translator, encode: Callable[[Any],
     result, error = await run.outcome()
     for frame in await translator.closing(result, error):
         yield encode(frame)
+
+
+class FrontendTool(Tool):
+    """A tool the client runs (AG-UI's frontend tools): its call pauses the run; the client's result answers it.
+
+    The model sees the client's schema; when it calls the tool, the call is not run here: the
+    run stops with the call paused (a question, `RunContext.ask`), and the next request carries
+    the result, given back as the call's reply (`{"response": result}`), which the call returns.
+
+    Args:
+        name: The tool's name.
+        description: What it does, for the model.
+        parameters: The JSON schema of its arguments.
+    """
+
+    ANSWER_SCHEMA: ClassVar[dict[str, Any]] = {"description": "the call's result, as the client ran it"}
+
+    def __init__(self, name: str, description: str, parameters: dict[str, Any]) -> None:
+        # Not Tool.__init__: that builds a schema from a Python signature; a client brings its own.
+        self.name, self.description, self.parameters = name, description, parameters
+        self.function = self._unused
+        self._is_async, self._thread, self.inline = True, False, False
+        self._spec = ToolSpec(name=name, description=description, parameters=parameters)
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments as they are: the client checks them against its schema."""
+        return dict(arguments)
+
+    async def answer(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
+        """The client's result when the run resumes with it; else the run pauses at this call."""
+        context = current_context(call)
+        reply = context.reply if context is not None else None
+        if reply is not None and reply.action == "accept":
+            return result_of(call, reply.content, self.name)
+        if reply is not None:
+            return error_result(call, f"the client did not run {self.name}")
+        if context is None:
+            return error_result(call, f"{self.name} runs in the client, which only a run with a session can ask")
+        context.ask(f"run {self.name} in the client", self.ANSWER_SCHEMA)
+        return error_result(call, "waiting for the client")
+
+    @staticmethod
+    async def _unused(**arguments: Any) -> None:
+        """Never called: `answer` is the tool's own."""
 
 
 def paused_call(event: Event) -> Interruption | None:
