@@ -564,3 +564,17 @@ def test_an_agent_that_names_a_local_model_gets_no_note_of_a_default(tmp_path: P
     assert not uses_local_default(Agent(model=f"local:{_smollm2_file()}"), None)
     assert not uses_local_default(Agent(model=LocalModel(str(_smollm2_file()), name="mine")), None)
     assert uses_local_default(Agent(), None), "an agent without a model runs on the default"
+
+
+def test_export_reads_a_long_session_a_page_at_a_time_and_writes_every_event_once(db: str) -> None:
+    async def seed() -> None:
+        store = SQLiteSessionStore(db)
+        await store.create(session_id="long")
+        for start in range(0, 2_500, 500):
+            await store.append_events("long", [Event(author="user", role="user", parts=[TextPart(text=f"m{i}")])
+                                               for i in range(start + 1, start + 501)])
+        await store.aclose()
+
+    asyncio.run(seed())
+    exported = events_of(invoke("sessions", "export", "long", "--db", db).stdout)
+    assert [e.seq for e in exported] == list(range(1, 2_501))

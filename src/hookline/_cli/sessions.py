@@ -84,13 +84,23 @@ def show_session(db: str | None, session_id: str, *, console: Console) -> None:
             console.print(line, soft_wrap=True)
 
 
+_EXPORT_PAGE = 1000  # events read from the store at a time: a long session is never held whole
+
+
 def export_session(db: str | None, session_id: str) -> None:
-    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`."""
+    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`, a page at a time."""
 
     async def fetch(store: SessionStore) -> None:
-        for event in await store.events(session_id, view="all"):
-            if is_shown(event):
-                print(event.model_dump_json(), flush=True)
+        after = 0
+        while True:
+            page = await store.page(session_id, view="all", after_seq=after, limit=_EXPORT_PAGE)
+            for event in page:
+                if is_shown(event):
+                    print(event.model_dump_json(), flush=True)
+            stored = [e.seq for e in page if e.seq is not None and not e.partial]
+            if len(stored) < _EXPORT_PAGE:
+                return
+            after = stored[-1]
 
     _with_store(db, session_id, fetch)
 

@@ -21,7 +21,10 @@ Where the HTTP surface adds its own reading of an error:
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -52,6 +55,13 @@ STATIC_DIR = Path(__file__).with_name("static")
 """The web page's files."""
 
 _SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
+REPLAY_PAGE = 500
+"""Stored events a stream reads from the log at a time."""
+PAGE_LIMIT = 1000
+"""The events of a page unless the request asks for fewer: the latest ones in `GET /v1/sessions/{id}`."""
+MAX_PAGE = 5000
+"""The most events a page may hold."""
+_ON_LOOP = 200  # a page longer than this is encoded in a worker thread: no other request waits for it
 _RUN_GOING_ON = "a run on it is going on, in this or another server process; delete it once the run has ended"
 _NOT_RUNNING = "no run is going on in session {!r}, in this server process or any other"
 _NOT_PREPARABLE = "{!r} may not prepare parts here: they would join its next event as its own; expected one of {}"
@@ -118,8 +128,10 @@ async def list_sessions(context: Ctx, user: User) -> Response:
 
 @api.get("/sessions/{session_id}", response_model=Session, responses=_errors(401, 404))
 async def get_session(context: Ctx, user: User, session_id: SessionId) -> Response:
-    """One session, with its events in the `ui` view."""
-    return json_response(await _owned(context, session_id, user, with_events=True))
+    """One session, with the latest page of its events in the `ui` view (`Link: rel="prev"` for the older ones)."""
+    session = await _owned(context, session_id, user)
+    session.events = await context.store.page(session_id, view="ui", limit=PAGE_LIMIT, newest=True)
+    return await _paged(session.model_dump_json, session.events, session_id, "ui", PAGE_LIMIT, newest=True)
 
 
 @api.delete("/sessions/{session_id}", status_code=204, responses=_errors(401, 404, 409))
@@ -143,11 +155,33 @@ async def list_events(
     session_id: SessionId,
     view: View = "ui",
     after_seq: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
+    before_seq: Annotated[int | None, Query(ge=1, le=MAX_SEQ)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE_LIMIT,
 ) -> Response:
-    """Answer the session's events of `view` (`prompt`, `ui`, `all`) after `after_seq`, as a JSON array."""
+    """A page of the session's events of `view` (`prompt`, `ui`, `all`), as a JSON array.
+
+    The first `limit` events after `after_seq`; with `before_seq`, the last `limit` events
+    before it. A full page links the next one (`Link: <...>; rel="next"`, or `rel="prev"`
+    reading backward); a page that reaches the log's end holds the pending (partial) events.
+    """
     await _owned(context, session_id, user)
-    events = await context.store.events(session_id, view=view, after_seq=after_seq)
-    return json_response(EVENTS_ADAPTER.dump_json(events))
+    newest = before_seq is not None
+    events = await context.store.page(session_id, view=view, after_seq=after_seq, before_seq=before_seq, limit=limit,
+                                      newest=newest)
+    return await _paged(partial(EVENTS_ADAPTER.dump_json, events), events, session_id, view, limit, newest=newest)
+
+
+async def _paged(
+    encode: Callable[[], bytes | str], events: list[Event], session_id: str, view: View, limit: int, *, newest: bool
+) -> Response:
+    """Answer what `encode` makes (in a worker thread for a long page), linking the next page when this one is full."""
+    stored = [e.seq for e in events if e.seq is not None and not e.partial]
+    headers = {}
+    if len(stored) >= limit:
+        cursor, rel = (f"before_seq={stored[0]}", "prev") if newest else (f"after_seq={stored[-1]}", "next")
+        headers["Link"] = f'</v1/sessions/{session_id}/events?view={view}&{cursor}&limit={limit}>; rel="{rel}"'
+    content = await asyncio.to_thread(encode) if len(events) > _ON_LOOP else encode()
+    return Response(content, media_type="application/json", headers=headers)
 
 
 @api.get(
@@ -180,13 +214,25 @@ async def stream_events(
     # dropped by seq); a reader bound to a run that is over is closed at once.
     subscription = hub.subscribe(follow=follow)
     try:
-        stored = await context.store.events(session_id, view="all", after_seq=after)
+        first = await context.store.page(session_id, view="all", after_seq=after, limit=REPLAY_PAGE)
     except BaseException:
         subscription.close()
         raise
-    if not subscription.closed and context.runs.get(session_id) is None:
-        context.relay.watch(hub, stored)
-    return sse_response(replay(stored, subscription, after_seq=after, keepalive=context.keepalive))
+    here = context.runs.get(session_id) is not None
+    watch = partial(context.relay.watch, hub) if not subscription.closed and not here else None
+    pages = _pages(context.store, session_id, first)
+    return sse_response(replay(pages, subscription, after_seq=after, keepalive=context.keepalive, caught_up=watch))
+
+
+async def _pages(store: SessionStore, session_id: str, first: list[Event]) -> AsyncIterator[list[Event]]:
+    """The stored events from `first` on, a page at a time: a long log is never read whole."""
+    page = first
+    while True:
+        yield page
+        stored = [e for e in page if not e.partial]
+        if len(stored) < REPLAY_PAGE or stored[-1].seq is None:
+            return
+        page = await store.page(session_id, view="all", after_seq=stored[-1].seq, limit=REPLAY_PAGE)
 
 
 @api.post("/sessions/{session_id}/cancel", status_code=202, response_model=CancelAccepted,

@@ -21,7 +21,7 @@ bookkeeping) and partial events are never sent.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable
 
 from fastapi import Request
 from starlette.responses import StreamingResponse
@@ -72,6 +72,13 @@ class _Position:
         self.last = after_seq
         self.live: set[str] = set()
 
+    def stored(self, event: Event) -> bytes | None:
+        """The frame of `event`, read from the log by a client that dropped what it held live (None: not sent)."""
+        if event.seq is None or event.partial or event.kind == "marker" or event.seq <= self.last:
+            return None
+        self.last = event.seq
+        return encode_event(event)
+
     def frame(self, event: Event) -> bytes | None:
         """The frame of `event` for this client, or None when it has it already."""
         if event.partial or event.kind == "marker":
@@ -116,35 +123,55 @@ async def _frames(subscription: Subscription, position: _Position, keepalive: fl
 
 
 async def replay(
-    stored: Iterable[Event], subscription: Subscription | None, *, after_seq: int = 0, keepalive: float = 15.0
+    pages: AsyncIterator[list[Event]], subscription: Subscription, *, after_seq: int = 0, keepalive: float = 15.0,
+    caught_up: Callable[[list[Event]], None] | None = None,
 ) -> AsyncIterator[bytes]:
-    """Yield the frames of stored events, then of the live tail they do not cover, then of what comes."""
-    position = _Position(after_seq)
+    """Yield the frames of stored events, a page at a time, then of the live tail they do not cover, then of what comes.
+
+    `caught_up(last page)` is called once the stored pages are read (e.g. to start following
+    another process's run from there).
+    """
+    position, read = _Position(after_seq), _Read(subscription.tail_after)
+    last: list[Event] = []
     try:
-        stored = list(stored)
-        for event in stored:
-            if event.seq is not None and not event.partial and event.kind != "marker" and event.seq > position.last:
-                position.last = event.seq
-                yield encode_event(event)
-        tail = _uncovered(subscription, stored) if subscription is not None else []
-        for event in tail:
+        async for page in pages:
+            for event in page:
+                read.note(event)
+                frame = position.stored(event)
+                if frame is not None:
+                    yield frame
+            last = page
+        if caught_up is not None:
+            caught_up(last)
+        for event in read.uncovered(subscription.tail):
             frame = position.frame(event)
             if frame is not None:
                 yield frame
     except BaseException:
-        if subscription is not None:
-            subscription.close()
+        subscription.close()
         raise
-    if subscription is not None:
-        async for frame in _frames(subscription, position, keepalive):
-            yield frame
+    async for frame in _frames(subscription, position, keepalive):
+        yield frame
 
 
-def _uncovered(subscription: Subscription, stored: list[Event]) -> list[Event]:
-    """The live events a late reader starts from, but those the log it read already holds."""
-    ids = {e.id for e in stored}
-    answered = any(covers_deltas(e) and (e.seq or 0) > subscription.tail_after for e in stored)
-    return [e for e in subscription.tail if e.id not in ids and not (answered and e.kind == "delta")]
+class _Read:
+    """What a late reader read from the log after the tail began, to leave out of the tail what it covers."""
+
+    __slots__ = ("answered", "ids", "tail_after")
+
+    def __init__(self, tail_after: int) -> None:
+        self.tail_after = tail_after
+        self.ids: set[str | None] = set()
+        self.answered = False
+
+    def note(self, event: Event) -> None:
+        if (event.seq or 0) > self.tail_after:
+            self.ids.add(event.id)
+            self.answered = self.answered or covers_deltas(event)
+
+    def uncovered(self, tail: list[Event]) -> list[Event]:
+        """The live events of `tail` the log did not give (by id), nor the answer of its deltas."""
+        return [e for e in tail if e.id not in self.ids and not (self.answered and e.kind == "delta")]
 
 
 def sse_response(frames: AsyncIterator[bytes]) -> StreamingResponse:

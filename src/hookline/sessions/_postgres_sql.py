@@ -46,6 +46,7 @@ __all__ = [
     "UNHELD_BLOBS",
     "UPDATE_STATE",
     "read_events",
+    "read_page",
 ]
 
 EVENTS_CHANNEL = "hookline_events"
@@ -149,6 +150,16 @@ def read_events(view: View) -> str:
     """
     kinds = _VIEW_KINDS[check_view(view)]
     return f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2 ORDER BY seq"
+
+
+def read_page(view: View, *, newest: bool) -> str:
+    """Return the `SELECT` of a page of a session's stored events of `view`, as JSON, newest first with `newest`.
+
+    Parameters: `$1 session_id`, `$2 after_seq`, `$3 before_seq` (None: no end), `$4 limit`.
+    """
+    kinds, order = _VIEW_KINDS[check_view(view)], "DESC" if newest else "ASC"
+    return (f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2"
+            f" AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq {order} LIMIT $4")
 
 
 # $1 session_id; every author's pending parts as JSON, by author

@@ -33,6 +33,7 @@ __all__ = [
     "LIST_SESSIONS",
     "MIGRATIONS_TABLE_EXISTS",
     "READ_BLOBS",
+    "READ_PENDING",
     "READ_SESSION",
     "RECORD_MIGRATION",
     "RELEASE_LEASE",
@@ -46,6 +47,7 @@ __all__ = [
     "UNHELD_BLOBS",
     "UPDATE_STATE",
     "read_log",
+    "read_page",
 ]
 
 _EVENT_JSON = event_json_sql(quote="json_quote({})", raw="{}", partial=False)
@@ -152,6 +154,21 @@ def read_log(view: View, *, session: bool) -> str:
     if not prompt:
         parts.append(f"SELECT 2, author, {_PENDING_JSON}{pad} FROM hookline_pending WHERE session_id = :session_id")
     return " UNION ALL ".join(parts) + " ORDER BY 2"
+
+
+def read_page(view: View, *, newest: bool) -> str:
+    """Return the `SELECT` of a page of a session's events of `view`: `(seq, json)` rows, newest first with `newest`.
+
+    Parameters: `:session_id`, `:after_seq`, `:before_seq` and `:limit`; the rows come in the
+    order of the index on (session_id, seq), nothing else is sorted.
+    """
+    kinds, order = _VIEW_KINDS[check_view(view)], "DESC" if newest else "ASC"
+    return (f"SELECT seq, {_EVENT_JSON} FROM hookline_events WHERE session_id = :session_id {kinds}"
+            f" AND seq > :after_seq AND seq < :before_seq ORDER BY seq {order} LIMIT :limit")
+
+
+# :session_id; every author's pending parts as JSON, by author
+READ_PENDING = f"SELECT author, {_PENDING_JSON} FROM hookline_pending WHERE session_id = :session_id ORDER BY author"
 
 
 # --- blobs: the bytes of image and file parts, once per session and digest ---------------------

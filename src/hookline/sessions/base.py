@@ -23,7 +23,7 @@ from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.types import View
 
-__all__ = ["Blob", "Session", "SessionStore"]
+__all__ = ["Blob", "Session", "SessionStore", "check_limit"]
 
 
 class Session(BaseModel):
@@ -53,6 +53,12 @@ class Blob(NamedTuple):
     """Their MIME type, as the part that first stored them gave it."""
     data: bytes
     """The bytes."""
+
+
+def check_limit(limit: int) -> None:
+    """Raise `ValueError` unless `limit` (a page's size) is a positive integer."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"a page's limit must be a positive integer, not {limit!r}")
 
 
 class SessionStore(ABC):
@@ -128,6 +134,29 @@ class SessionStore(ABC):
     @abstractmethod
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> builtins.list[Event]:
         """Return the events of `view` whose `seq` is above `after_seq` (partials last in `ui`)."""
+
+    async def page(
+        self, session_id: str, *, view: View = "all", after_seq: int = 0, before_seq: int | None = None,
+        limit: int = 1000, newest: bool = False,
+    ) -> builtins.list[Event]:
+        """At most `limit` stored events of `view` with `after_seq < seq < before_seq`, in log order.
+
+        The first ones of that range, or with `newest` its last ones. A page that reaches the
+        log's end (no `before_seq`, and nothing after it left out) ends with the pending
+        (partial) events, in the views that hold them. The default reads `events` and cuts
+        it; a backend overrides it to read only the page, so that a long session is read a
+        page at a time.
+
+        Raises:
+            SessionNotFound: No such session.
+            ValueError: `limit` is not positive.
+        """
+        check_limit(limit)
+        every = await self.events(session_id, view=view, after_seq=after_seq)
+        stored = [e for e in every if not e.partial and (before_seq is None or (e.seq or 0) < before_seq)]
+        page = stored[-limit:] if newest else stored[:limit]
+        tail = before_seq is None and (newest or len(stored) <= limit)
+        return page + [e for e in every if e.partial] if tail else page
 
     @abstractmethod
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ from hookline.sessions._codec import (
     stored_state,
     utcnow,
 )
-from hookline.sessions.base import Blob, Session, SessionStore
+from hookline.sessions.base import Blob, Session, SessionStore, check_limit
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
@@ -238,6 +238,21 @@ class InMemorySessionStore(SessionStore):
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         with self._mutex:
             return _copies(self._view(self._record(session_id), view, after_seq))
+
+    @override
+    async def page(
+        self, session_id: str, *, view: View = "all", after_seq: int = 0, before_seq: int | None = None,
+        limit: int = 1000, newest: bool = False,
+    ) -> list[Event]:
+        check_limit(limit)
+        with self._mutex:
+            record = self._record(session_id)
+            stored = [e for e in select_view(record.log, view)
+                      if (e.seq or 0) > after_seq and (before_seq is None or (e.seq or 0) < before_seq)]
+            page = stored[-limit:] if newest else stored[:limit]
+            if before_seq is None and (newest or len(stored) <= limit) and view != "prompt":
+                page += [record.pending[author] for author in sorted(record.pending)]
+            return _copies(page)
 
     @staticmethod
     def _view(record: _Record, view: View, after_seq: int) -> list[Event]:

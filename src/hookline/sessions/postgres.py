@@ -90,7 +90,7 @@ from hookline.sessions._codec import (
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.sessions._postgres_dsn import describe, secrets
 from hookline.sessions._postgres_locks import RunLocks
-from hookline.sessions.base import Blob, Session, SessionStore
+from hookline.sessions.base import Blob, Session, SessionStore, check_limit
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
@@ -449,6 +449,24 @@ class PostgresSessionStore(SessionStore):
             if not await _exists(conn, session_id, None):
                 raise SessionNotFound(session_id)
             return await _read_events(conn, session_id, view, after_seq)
+
+    @override
+    async def page(
+        self, session_id: str, *, view: View = "all", after_seq: int = 0, before_seq: int | None = None,
+        limit: int = 1000, newest: bool = False,
+    ) -> list[Event]:
+        check_limit(limit)
+        async with self._transaction(read_only=True) as conn:
+            if not await _exists(conn, session_id, None):
+                raise SessionNotFound(session_id)
+            rows = await conn.fetch(sql.read_page(view, newest=newest), session_id, after_seq, before_seq, limit + 1)
+            tail = before_seq is None and (newest or len(rows) <= limit) and view != "prompt"
+            rows = rows[:limit]
+            if newest:
+                rows.reverse()
+            if tail:
+                rows += await conn.fetch(sql.READ_PENDING, session_id)
+        return decode_rows(rows)
 
     @override
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:

@@ -66,7 +66,7 @@ from hookline.sessions._codec import (
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
 from hookline.sessions._sqlite_thread import Abandoned, Job, Worker, wait, wait_stopped
-from hookline.sessions.base import Blob, Session, SessionStore
+from hookline.sessions.base import Blob, Session, SessionStore, check_limit
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
@@ -86,6 +86,7 @@ _DISK_ADVICE = "free some space (or fix the disk), then retry"
 _SYNCHRONOUS = ("NORMAL", "FULL")  # the settings of SQLite's `synchronous` the store offers
 # Why `delete` refuses a session a run holds (the same words on every store).
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
+_NO_END = 2**62  # a page's `before_seq` when it has none: past any seq
 
 
 class SQLiteSessionStore(SessionStore):
@@ -317,6 +318,28 @@ class SQLiteSessionStore(SessionStore):
     @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         return _decode_log(await self._read_log(session_id, None, view, after_seq, session=False))
+
+    @override
+    async def page(
+        self, session_id: str, *, view: View = "all", after_seq: int = 0, before_seq: int | None = None,
+        limit: int = 1000, newest: bool = False,
+    ) -> list[Event]:
+        check_limit(limit)
+        params = {"session_id": session_id, "user": None, "after_seq": after_seq,
+                  "before_seq": _NO_END if before_seq is None else before_seq, "limit": limit + 1}
+        query = sql.read_page(view, newest=newest)
+
+        def read(db: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+            if db.execute(sql.READ_SESSION, params).fetchone() is None:
+                raise SessionNotFound(session_id)
+            rows = db.execute(query, params).fetchall()
+            tail = before_seq is None and (newest or len(rows) <= limit) and view != "prompt"
+            return rows[:limit], db.execute(sql.READ_PENDING, params).fetchall() if tail else []
+
+        rows, pending = await self._transaction(read, read_only=True)
+        if newest:
+            rows.reverse()
+        return decode_events(f"[{','.join(row[1] for row in [*rows, *pending])}]")
 
     async def _read_log(
         self, session_id: str, user: str | None, view: View, after_seq: int, *, session: bool

@@ -53,12 +53,13 @@ from hookline.sessions import SessionStore
 from hookline.testing._store_blob_cases import BlobCases
 from hookline.testing._store_cases import StoredCases, texts, user_edit, user_says
 from hookline.testing._store_lock_cases import LockCancelCases
+from hookline.testing._store_page_cases import PageCases
 from hookline.testing._store_run_cases import RunCases
 
 __all__ = ["SessionStoreContract"]
 
 
-class SessionStoreContract(StoredCases, BlobCases, RunCases, LockCancelCases):
+class SessionStoreContract(StoredCases, BlobCases, RunCases, LockCancelCases, PageCases):
     """The contract of `SessionStore`, as pytest test cases: subclass it and define `create_store()`.
 
     Not collected itself (its name does not start with `Test`); a subclass named
