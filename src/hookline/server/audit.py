@@ -40,10 +40,11 @@ def approval_lines(calls: Sequence[ToolCallPart], approvals: Mapping[str, Answer
 
 
 def _line(call: ToolCallPart, answer: Answer, user: str) -> Event:
-    edited = isinstance(answer, dict)
-    approved = answer is True or edited
+    edits = answer.get("args") if isinstance(answer, dict) else None
+    edited = edits is not None
+    approved = answer is True or edited or (isinstance(answer, dict) and "response" in answer)  # a question answered
     reason = answer if isinstance(answer, str) else ""
-    arguments = answer["args"] if isinstance(answer, dict) else call.arguments
+    arguments = edits if edits is not None else call.arguments
     shown = f"{call.name}({_arguments(arguments)})" + (" (arguments edited)" if edited else "")
     text = f"{user} {'approved' if approved else 'denied'} {shown}" + (f": {reason}" if reason else "")
     approval = {"call_id": call.id, "name": call.name, "decision": "approved" if approved else "denied",

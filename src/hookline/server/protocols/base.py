@@ -14,7 +14,7 @@ The facts a translator needs are read off the events as data (`paused_call`, `fa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,8 +35,8 @@ from hookline.server.sse import KEEPALIVE
 from hookline.sessions import Session
 
 __all__ = [
-    "ProtocolError", "RunEvents", "Translator", "Turn", "failure_of", "frames", "open_session", "paused_call",
-    "start",
+    "ProtocolError", "RunEvents", "Translator", "Turn", "failure_of", "frames", "join", "open_session",
+    "paused_call", "start",
 ]
 
 
@@ -100,25 +100,57 @@ async def start(
     return RunEvents(channel, channel.hub.subscribe(), context.keepalive)
 
 
+async def join(context: ServerContext, session_id: str, after_seq: int) -> tuple[list[Event], RunEvents]:
+    """The session's stored events after `after_seq`, and the run going on in it from there (in any process).
+
+    It subscribes before it reads the log (as `GET .../events/stream` does), so each event is
+    in one or the other; the `RunEvents` leaves out what the log held, and ends at once when no
+    run goes on. A line made live before it joined comes once stored; the deltas of an answer
+    going on do not come. Its `outcome()` is known only for a run of this process (else
+    `(None, None)`).
+    """
+    hub, channel = context.runs.hub(session_id), context.runs.get(session_id)
+    if channel is None and await context.relay.run_active(session_id):
+        hub.run_started()
+    subscription = hub.subscribe()
+    try:
+        stored = await context.store.events(session_id, view="all", after_seq=after_seq)
+    except BaseException:
+        subscription.close()
+        raise
+    if not subscription.closed and context.runs.get(session_id) is None:
+        context.relay.watch(hub, stored)
+    last = max((e.seq or 0 for e in stored), default=after_seq)
+    return stored, RunEvents(channel, subscription, context.keepalive, after_seq=last,
+                             known={e.id for e in stored if e.id is not None})
+
+
 class RunEvents:
     """One run of this process as a protocol reads it: each event once, in the log's order, until the run ends.
 
-    Markers and partial events are left out; so is the stored copy of an event read live.
+    Markers and partial events are left out; so is the stored copy of an event read live, and,
+    for a reader that joined a run going on (`join`), every event up to `after_seq` and the
+    live ones whose id is `known` (it read them from the log).
     """
 
-    def __init__(self, channel: RunChannel, subscription: Subscription, keepalive: float) -> None:
+    def __init__(
+        self, channel: RunChannel | None, subscription: Subscription, keepalive: float, *, after_seq: int = 0,
+        known: set[str] | None = None,
+    ) -> None:
         self.channel = channel
         self._subscription = subscription
         self._keepalive = keepalive
+        self._after = after_seq
+        self._known = known or set()
 
     @property
     def session_id(self) -> str:
         """The run's session."""
-        return self.channel.session_id
+        return self._subscription.hub.session_id
 
-    async def events(self) -> AsyncIterator[Event | None]:
+    async def events(self) -> AsyncGenerator[Event | None]:
         """The run's events; None when none came for `keepalive` seconds (a front end's keepalive)."""
-        seen_live: set[str] = set()
+        seen_live: set[str] = set(self._known)
         try:
             while True:
                 try:
@@ -132,7 +164,11 @@ class RunEvents:
                     continue
                 if event.seq is None:
                     if event.id is not None and event.kind != "delta":
+                        if event.id in seen_live:
+                            continue
                         seen_live.add(event.id)
+                elif event.seq <= self._after:
+                    continue
                 elif event.id in seen_live:
                     seen_live.discard(event.id)
                     continue
@@ -140,8 +176,14 @@ class RunEvents:
         finally:
             self._subscription.close()
 
+    def close(self) -> None:
+        """Stop reading the run (its subscription ends), whether or not `events()` was read."""
+        self._subscription.close()
+
     async def outcome(self) -> tuple[RunResult | None, BaseException | None]:
-        """How the run ended: its result, or its error."""
+        """How the run ended: its result, or its error (both None for a run of another process)."""
+        if self.channel is None:
+            return None, None
         await self.channel.ended()
         return self.channel.result, self.channel.error
 
