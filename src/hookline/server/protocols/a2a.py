@@ -107,6 +107,10 @@ RPC_PATH = "/a2a"
 """Where the JSON-RPC binding is served."""
 
 _CANCEL_WAIT = 10.0  # seconds CancelTask waits for the cancelled run to record its end
+# Seconds the SDK's SSE (sse-starlette) lets a stream finish once the server stops, before it cuts
+# it: the server cancels its runs after its own grace (`hookline serve`: 0.5 s), and a cancelled
+# run's stream then ends with its CANCELED update; cut at once, a client would see none.
+_STREAM_GRACE = 1.5
 _BEARER = "bearer"
 _CODES: dict[str, type[A2AError]] = {
     "not_found": TaskNotFoundError, "busy": InvalidRequestError, "exists": InvalidRequestError,
@@ -124,7 +128,8 @@ def a2a_routes(context: ServerContext, *, secured: bool) -> list[BaseRoute]:
 
     return [
         Route(CARD_PATH, card, methods=["GET"], name="a2a_agent_card"),
-        *create_jsonrpc_routes(A2AHandler(context), rpc_url=RPC_PATH, context_builder=_CallContextBuilder()),
+        *create_jsonrpc_routes(A2AHandler(context), rpc_url=RPC_PATH, context_builder=_CallContextBuilder(),
+                               shutdown_grace_period=_STREAM_GRACE),
     ]
 
 
