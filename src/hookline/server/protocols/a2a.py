@@ -11,7 +11,8 @@ in its `RunManager`, with the same deps, audit, busy sessions and cancel (in any
   task (`SendMessage`, `SendStreamingMessage`). Its text and data parts are the prompt (a data
   part as its JSON text); files are refused.
 - A task is a prompt and the runs that answer it; `a2a_tasks.py` reads it from the log (its
-  id names its session and its prompt's seq), so `GetTask` works after a restart.
+  id names its session and its prompt's seq), so `GetTask` works after a restart. What a
+  message asks is read by `a2a_messages.py`; the card is built by `a2a_card.py`.
 - A paused run is `TASK_STATE_INPUT_REQUIRED`. A message with the task's id whose parts hold
   the data part `{"approved": true}` (or `{"approved": false, "reason": "..."}`) answers every
   paused call of the task, and the same task goes on (a call that asked a question gets
@@ -29,7 +30,6 @@ is): it says how to authenticate (a bearer scheme when the server wants tokens).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing, contextmanager
@@ -37,40 +37,31 @@ from typing import Any
 from uuid import uuid4
 
 from a2a.auth.user import User
-from a2a.helpers import get_data_parts
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event as A2AEvent
 from a2a.server.request_handlers import RequestHandler
 from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
 from a2a.types import (
-    AgentCapabilities,
     AgentCard,
-    AgentInterface,
-    AgentSkill,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
-    HTTPAuthSecurityScheme,
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
-    SecurityRequirement,
-    SecurityScheme,
     SendMessageRequest,
-    StringList,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
     TaskState,
 )
 from a2a.types import Message as A2AMessage
-from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_1_0, TransportProtocol
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from a2a.utils.errors import (
     A2AError,
-    ContentTypeNotSupportedError,
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
@@ -86,18 +77,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from hookline import __version__
-from hookline.agent import Agent
 from hookline.errors import HooklineError, SessionBusy, SessionNotFound
-from hookline.messages import Message, TextPart
-from hookline.resume import Approval
 from hookline.server.auth import current_user
 from hookline.server.errors import error_body
+from hookline.server.protocols.a2a_card import agent_card
+from hookline.server.protocols.a2a_messages import APPROVAL, approvals_of, prompt_of
 from hookline.server.protocols.a2a_tasks import TERMINAL, TaskRef, TaskTranslator, task_span
 from hookline.server.protocols.base import ProtocolError, RunEvents, Turn, join, open_session, start
 from hookline.server.routes import ServerContext
 
-__all__ = ["CARD_PATH", "RPC_PATH", "A2AHandler", "a2a_routes", "agent_card"]
+__all__ = ["CARD_PATH", "RPC_PATH", "A2AHandler", "a2a_error", "a2a_routes"]
 
 logger = logging.getLogger("hookline.server")
 
@@ -111,12 +100,10 @@ _CANCEL_WAIT = 10.0  # seconds CancelTask waits for the cancelled run to record 
 # it: the server cancels its runs after its own grace (`hookline serve`: 0.5 s), and a cancelled
 # run's stream then ends with its CANCELED update; cut at once, a client would see none.
 _STREAM_GRACE = 1.5
-_BEARER = "bearer"
 _CODES: dict[str, type[A2AError]] = {
     "not_found": TaskNotFoundError, "busy": InvalidRequestError, "exists": InvalidRequestError,
     "bad_request": InvalidParamsError, "invalid_event": InvalidParamsError,
 }
-_APPROVAL = 'the data part {"approved": true}, or {"approved": false, "reason": "..."}'
 
 
 def a2a_routes(context: ServerContext, *, secured: bool) -> list[BaseRoute]:
@@ -131,32 +118,6 @@ def a2a_routes(context: ServerContext, *, secured: bool) -> list[BaseRoute]:
         *create_jsonrpc_routes(A2AHandler(context), rpc_url=RPC_PATH, context_builder=_CallContextBuilder(),
                                shutdown_grace_period=_STREAM_GRACE),
     ]
-
-
-def agent_card(agent: Agent, url: str, *, secured: bool) -> AgentCard:
-    """The 1.0 Agent Card of `agent`, served with JSON-RPC at `url`: one skill per tool (id = the tool's name)."""
-    specs = agent.tool_catalog().specs
-    skills = [AgentSkill(id=spec.name, name=spec.name, description=spec.description or f"the tool {spec.name}",
-                         tags=["tool"]) for spec in specs]
-    if not skills:
-        skills = [AgentSkill(id=agent.name, name=agent.name, description=f"talk with {agent.name}", tags=["chat"])]
-    card = AgentCard(
-        name=agent.name,
-        description=f"The hookline agent {agent.name!r}: send it a task as text; it answers as text, and pauses "
-                    "for approval where its tools need one (TASK_STATE_INPUT_REQUIRED).",
-        version=__version__,
-        supported_interfaces=[AgentInterface(url=url, protocol_binding=TransportProtocol.JSONRPC.value,
-                                             protocol_version=PROTOCOL_VERSION_1_0)],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False, extended_agent_card=False),
-        default_input_modes=["text/plain", "application/json"],
-        default_output_modes=["text/plain"],
-        skills=skills,
-    )
-    if secured:
-        card.security_schemes[_BEARER].CopyFrom(
-            SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer")))
-        card.security_requirements.append(SecurityRequirement(schemes={_BEARER: StringList()}))
-    return card
 
 
 class _Caller(User):
@@ -264,7 +225,7 @@ class A2AHandler(RequestHandler):
                                                  f"({TaskState.Name(task.status.state)})")
         if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
             raise TaskNotCancelableError(message=f"task {ref.task_id!r} waits for approval and nothing runs: refuse "
-                                                 f"its paused calls with a message holding {_APPROVAL}")
+                                                 f"its paused calls with a message holding {APPROVAL}")
         try:
             cancelled = await self.context.relay.cancel(ref.session_id)
         except SessionBusy as exc:
@@ -350,7 +311,7 @@ class A2AHandler(RequestHandler):
             except SessionNotFound as exc:
                 raise InvalidParamsError(message=f"context {context_id!r} is not yours: send no contextId to start "
                                                  "a new one") from exc
-            turn = Turn(prompt=_prompt(message), prompt_id=message.message_id)
+            turn = Turn(prompt=prompt_of(message), prompt_id=message.message_id)
             run = await start(self.context, request, user, context_id, turn)
             return run, TaskTranslator(context_id, prompt_id=message.message_id)
 
@@ -364,7 +325,7 @@ class A2AHandler(RequestHandler):
         if state != TaskState.TASK_STATE_INPUT_REQUIRED:
             raise InvalidRequestError(message=f"task {ref.task_id!r} is {TaskState.Name(state)}: only a task waiting "
                                               "for approval takes a message; send one without taskId for a new task")
-        approvals = _approvals(message, translator, ref)
+        approvals = approvals_of(message, translator.progress.paused, ref.task_id)
         run = await start(self.context, request, user, ref.session_id, Turn(approvals=approvals))
         return run, translator
 
@@ -425,42 +386,3 @@ async def _updates(run: RunEvents, translator: TaskTranslator) -> AsyncGenerator
         raise a2a_error(error or InternalError(message="the run ended before it recorded the message"))
     for update in [*translator.opening(), *translator.closing(result, error)]:
         yield update
-
-
-def _prompt(message: A2AMessage) -> Message:
-    texts: list[str] = []
-    for index, part in enumerate(message.parts):
-        content = part.WhichOneof("content")
-        if content == "text":
-            texts.append(part.text)
-        elif content == "data":
-            texts.append(json.dumps(MessageToDict(part.data)))
-        else:
-            raise ContentTypeNotSupportedError(message=f"part {index} is a {content or 'empty'} part: this agent "
-                                                       "takes text parts and data parts (read as JSON text)")
-    if not any(text.strip() for text in texts):
-        raise InvalidParamsError(message="the message has no text: send a text part (or a data part)")
-    return Message(role="user", parts=[TextPart(text=text) for text in texts])
-
-
-def _approvals(message: A2AMessage, translator: TaskTranslator, ref: TaskRef) -> dict[str, Approval]:
-    """The answers to every paused call of the task, from the message's approval data part."""
-    found = [data for data in get_data_parts(message.parts) if isinstance(data, dict) and "approved" in data]
-    if len(found) != 1:
-        problem = "holds no" if not found else "holds more than one"
-        raise InvalidParamsError(message=f"the message to task {ref.task_id!r} {problem} approval: send {_APPROVAL}")
-    answer = found[0]
-    approved, reason = answer.get("approved"), answer.get("reason")
-    if not isinstance(approved, bool) or not isinstance(reason, str | None):
-        raise InvalidParamsError(message=f'"approved" must be true or false and "reason" a string: send {_APPROVAL}')
-    return {call.call_id: _answer_to(call.response_schema is not None, approved, reason, answer)
-            for call in translator.progress.paused}
-
-
-def _answer_to(question: bool, approved: bool, reason: str | None, answer: dict[str, Any]) -> Approval:
-    if not approved:
-        return reason or False
-    if question and "response" in answer:
-        return {"response": answer["response"]}
-    return True
-
