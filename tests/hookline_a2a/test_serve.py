@@ -171,6 +171,20 @@ async def test_a_tool_question_takes_the_response_of_the_data_part(server: LiveS
     assert resumed[-2].artifact_update.artifact.parts[0].text == "The tool said: picked teal."
 
 
+async def test_return_immediately_answers_the_working_task_while_its_run_goes_on(server: LiveServer) -> None:
+    request = ask("wait and see")
+    request.configuration.return_immediately = True
+    async with sdk_client(server.url, streaming=False) as client:
+        [answer] = await collect(client, request)
+        task = answer.task
+        still = await client.get_task(GetTaskRequest(id=task.id))
+        cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
+
+    assert task.status.state == TaskState.TASK_STATE_WORKING
+    assert still.status.state == TaskState.TASK_STATE_WORKING
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+
 async def test_cancel_stops_the_run_and_the_task_and_its_stream_end_cancelled(server: LiveServer) -> None:
     async with sdk_client(server.url) as client:
         stream = client.send_message(ask("wait a while"))
@@ -261,7 +275,9 @@ async def test_bad_input_answers_json_rpc_errors_that_say_what_to_send(server: L
         unknown = await rpc(http, "message/send", {"message": message})
         no_message = await rpc(http, "SendMessage", {})
         bad_context = await rpc(http, "SendMessage", {"message": {**message, "contextId": "no spaces allowed"}})
-        a_file = await rpc(http, "SendMessage", {"message": {**message, "parts": [{"url": "http://x/y.png"}]}})
+        a_file = await rpc(http, "SendMessage", {"message": {**message, "contextId": "files",
+                                                             "parts": [{"url": "http://x/y.png"}]}})
+        no_session = await http.get("/v1/sessions/files")
         no_task = await rpc(http, "GetTask", {"id": "ctx-9:4"})
         not_an_id = await rpc(http, "CancelTask", {"id": "nonsense"})
         old_version = await rpc(http, "GetTask", {"id": "x:1"}, headers={"A2A-Version": "0.3"})
@@ -275,6 +291,7 @@ async def test_bad_input_answers_json_rpc_errors_that_say_what_to_send(server: L
     assert "invalid session id" in bad_context["error"]["message"]
     assert a_file["error"]["code"] == -32005
     assert "text parts" in a_file["error"]["message"]
+    assert no_session.status_code == 404  # a refused message makes no session
     assert no_task["error"]["code"] == -32001
     assert not_an_id["error"]["code"] == -32001
     assert "<context id>:<number>" in not_an_id["error"]["message"]

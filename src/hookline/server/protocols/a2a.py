@@ -33,7 +33,6 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing, contextmanager
-from typing import Any
 from uuid import uuid4
 
 from a2a.auth.user import User
@@ -78,6 +77,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from hookline.errors import HooklineError, SessionBusy, SessionNotFound
+from hookline.events import Event
 from hookline.server.auth import current_user
 from hookline.server.errors import error_body
 from hookline.server.protocols.a2a_card import agent_card
@@ -305,13 +305,13 @@ class A2AHandler(RequestHandler):
         with _answered_in_a2a():
             if message.task_id:
                 return await self._answer(message, user, request)
+            turn = Turn(prompt=prompt_of(message), prompt_id=message.message_id)
             context_id = message.context_id or uuid4().hex
             try:
                 await open_session(self.context, context_id, user)
             except SessionNotFound as exc:
                 raise InvalidParamsError(message=f"context {context_id!r} is not yours: send no contextId to start "
                                                  "a new one") from exc
-            turn = Turn(prompt=prompt_of(message), prompt_id=message.message_id)
             run = await start(self.context, request, user, context_id, turn)
             return run, TaskTranslator(context_id, prompt_id=message.message_id)
 
@@ -337,11 +337,11 @@ class A2AHandler(RequestHandler):
         except SessionNotFound as exc:
             raise TaskNotFoundError(message=f"no task {ref.task_id!r}") from exc
 
-    async def _events(self, ref: TaskRef, user: str) -> list[Any]:
+    async def _events(self, ref: TaskRef, user: str) -> list[Event]:
         await self._owned(ref, user)
         return await self.context.store.events(ref.session_id, view="all", after_seq=ref.seq - 1)
 
-    async def _translator(self, ref: TaskRef, events: list[Any]) -> TaskTranslator:
+    async def _translator(self, ref: TaskRef, events: list[Event]) -> TaskTranslator:
         found = task_span(events, ref)
         if found is None:
             raise TaskNotFoundError(message=f"no task {ref.task_id!r}")
