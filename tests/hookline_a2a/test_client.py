@@ -119,6 +119,15 @@ async def test_a_failed_remote_task_is_a_tool_error_the_model_reads(plain: Plain
     assert "no luck" in result.output
 
 
+async def test_without_a_session_a_remote_question_is_a_tool_error(plain: PlainServer, calls: SessionStore) -> None:
+    result = await caller(A2AAgent(plain.url, name="remote"), calls).prompt("approve the deletion")
+
+    assert result.stop_reason == "completed"
+    assert result.output.startswith("remote failed: ")
+    assert "no session" in result.output
+    assert "may I delete it?" in result.output
+
+
 async def test_an_agent_that_is_not_there_is_a_tool_error_naming_it(calls: SessionStore) -> None:
     remote = A2AAgent("http://127.0.0.1:9", name="remote", timeout=DEADLINE)
     result, _ = await run(caller(remote, calls), "hello", "s-nowhere")

@@ -168,7 +168,7 @@ class A2AAgent:
         paused = self._paused.pop(key, None) if reply is not None else None
         try:
             async with self._http() as http:
-                client = ClientFactory(ClientConfig(httpx_client=http)).create(await self._card_with(http))
+                client = self._client(http, await self._card_with(http))
                 if paused is not None and reply is not None:
                     message, reply = _answer(paused, reply), None
                 else:
@@ -182,6 +182,12 @@ class A2AAgent:
                     message, reply = _answer(view, reply), None  # resumed elsewhere: the call was sent again
         except (A2AError, httpx.HTTPError) as exc:
             raise ToolError(f"the remote agent {self.name!r} failed to answer: {exc}") from exc
+
+    def _client(self, http: httpx.AsyncClient, card: AgentCard) -> Client:
+        try:
+            return ClientFactory(ClientConfig(httpx_client=http)).create(card)
+        except ValueError as exc:  # the SDK's "no compatible transports found"
+            raise ToolError(f"the remote agent {self.name!r} offers no JSON-RPC interface in its card") from exc
 
     async def _card_with(self, http: httpx.AsyncClient) -> AgentCard:
         if self._card is None:
@@ -199,6 +205,9 @@ class A2AAgent:
 
     def _pause(self, key: tuple[str | None, str | None], view: _TaskView, ctx: RunContext[Any]) -> str:
         question = view.status_text or f"the remote agent {self.name!r} waits for input"
+        if ctx.session_id is None:  # a run without a session cannot be resumed: nobody could answer
+            raise ToolError(f"the remote agent {self.name!r} waits for input, and this run has no session to "
+                            f"pause: {question}")
         try:
             ctx.ask(question)
         except RuntimeError as exc:  # a context of no run: nothing can pause

@@ -22,6 +22,12 @@ in its `RunManager`, with the same deps, audit, busy sessions and cancel (in any
 - `SubscribeToTask` follows a task that is working (in this process or another), from its
   state now to its end.
 
+Not the SDK's `DefaultRequestHandler` with an `AgentExecutor` and a `TaskStore`: it keeps a
+task's run in one process's memory (`ActiveTaskRegistry`), so a task running in another
+process could be neither followed nor cancelled, and it saves the whole task at every update,
+a second log beside the session's. hookline's runs, relay and log already do that work, in
+every process and with every store.
+
 Auth is the server's: `AuthMiddleware` checks the bearer token before the SDK reads the body,
 and the caller is the session owner every method checks. The card is public (as `/healthz`
 is): it says how to authenticate (a bearer scheme when the server wants tokens).
