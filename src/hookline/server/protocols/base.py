@@ -126,7 +126,7 @@ async def join(context: ServerContext, session_id: str, after_seq: int) -> tuple
 
 
 class RunEvents:
-    """One run of this process as a protocol reads it: each event once, in the log's order, until the run ends.
+    """One run as a protocol reads it (started here, or joined in any process): each event once, in order, to its end.
 
     Markers and partial events are left out; so is the stored copy of an event read live, and,
     for a reader that joined a run going on (`join`), every event up to `after_seq` and the
