@@ -9,7 +9,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -90,7 +90,7 @@ async def test_a_paused_task_survives_a_restart_and_completes_on_the_next_server
 
 
 async def test_one_process_follows_and_cancels_a_task_another_runs(
-    serve: list[Served], tmp_path: Path, postgres_url: str
+    postgres_url: str, serve: list[Served], tmp_path: Path
 ) -> None:
     a, b = start(serve, postgres_url, tmp_path), start(serve, postgres_url, tmp_path)
     async with sdk_client(a) as on_a, sdk_client(b) as on_b:
@@ -98,10 +98,12 @@ async def test_one_process_follows_and_cancels_a_task_another_runs(
         task_id = (await anext(stream)).task.id
         while "waiting" not in working_lines([await anext(stream)]):
             pass
-        following = asyncio.create_task(_subscribe(on_b, task_id))
+        subscription = on_b.subscribe(SubscribeToTaskRequest(id=task_id))
+        followed = [await anext(subscription)]  # subscribed before the cancel: a task that has ended refuses it
+        following = asyncio.create_task(_rest(subscription))
         snapshot = await on_b.get_task(GetTaskRequest(id=task_id))
         cancelled = await on_b.cancel_task(CancelTaskRequest(id=task_id))
-        followed = await asyncio.wait_for(following, DEADLINE)
+        followed += await asyncio.wait_for(following, DEADLINE)
         rest = [update async for update in stream]
     for served in serve:
         served.stop()
@@ -114,8 +116,8 @@ async def test_one_process_follows_and_cancels_a_task_another_runs(
     assert kinds(rest)[-1] == "CANCELED"
 
 
-async def _subscribe(client: object, task_id: str) -> list[object]:
-    return [update async for update in client.subscribe(SubscribeToTaskRequest(id=task_id))]  # type: ignore[attr-defined]
+async def _rest(updates: AsyncIterator[object]) -> list[object]:
+    return [update async for update in updates]
 
 
 async def test_without_a_bus_a_task_of_another_process_is_not_cancellable_and_says_why(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,10 +19,14 @@ from a2a.utils.errors import (
 )
 from a2a.utils.proto_utils import validate_proto_required_fields
 
+from hookline import Event
+from hookline.server import create_app
+from hookline.types import View
+from hookline.sessions.sqlite import SQLiteSessionStore
 from server.live import LiveServer
 from waiting import DEADLINE, await_until
 
-from .agents import DANGER_LOG
+from .agents import DANGER_LOG, make_agent
 from .harness import (
     approval,
     artifact_text,
@@ -338,3 +343,30 @@ async def test_another_users_context_and_tasks_are_out_of_reach(auth_server: Liv
         still = await alice.get_task(GetTaskRequest(id=task.id))
 
     assert still.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+
+
+class ReadsBeforeTheLastFlush(SQLiteSessionStore):
+    """A store whose next read of a log, once `armed`, is as it stood just before its last write."""
+
+    armed = False
+
+    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
+        events = await super().events(session_id, view=view, after_seq=after_seq)
+        if self.armed:
+            self.armed = False
+            return events[:-1]
+        return events
+
+
+async def test_a_task_read_as_its_run_ends_reads_that_end_not_a_stopped_process(tmp_path: Path) -> None:
+    store = ReadsBeforeTheLastFlush(tmp_path / "s.db")
+    server = LiveServer(create_app(make_agent(store), store, tokens={})).start()
+    try:
+        async with sdk_client(server.url) as client:
+            updates = await collect(client, ask("add these"))
+            store.armed = True  # the read lands before the end, the check of a running run after it
+            task = await client.get_task(GetTaskRequest(id=updates[0].task.id))
+    finally:
+        server.stop()
+
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED, status_text(task)

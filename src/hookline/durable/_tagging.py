@@ -102,6 +102,14 @@ class TaggedStore(SessionStore):
         """Read a session's events from `inner`."""
         return await self.inner.events(session_id, view=view, after_seq=after_seq)
 
+    async def page(
+        self, session_id: str, *, view: View = "all", after_seq: int = 0, before_seq: int | None = None,
+        limit: int = 1000, newest: bool = False,
+    ) -> builtins.list[Event]:
+        """A page of a session's events, from `inner`."""
+        return await self.inner.page(session_id, view=view, after_seq=after_seq, before_seq=before_seq, limit=limit,
+                                     newest=newest)
+
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         """Save a session's state in `inner`."""
         await self.inner.update_state(session_id, state)

@@ -23,7 +23,7 @@ from hookline.errors import SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.types import View
 
-__all__ = ["Blob", "Session", "SessionStore", "check_limit"]
+__all__ = ["Blob", "Session", "SessionStore"]
 
 
 class Session(BaseModel):

@@ -348,14 +348,13 @@ class A2AHandler(RequestHandler):
         return await self.context.store.events(ref.session_id, view="all", after_seq=ref.seq - 1)
 
     async def _translator(self, ref: TaskRef, events: list[Event]) -> TaskTranslator:
-        found = task_span(events, ref)
-        if found is None:
-            raise TaskNotFoundError(message=f"no task {ref.task_id!r}")
-        span, followed = found
-        translator = TaskTranslator.from_log(ref, span)
-        progress = translator.progress
-        running = not progress.ended and await self.context.relay.run_active(ref.session_id)
-        progress.settle(running=running, followed=followed)
+        translator, followed = _from_log(ref, events)
+        running = not translator.progress.ended and await self.context.relay.run_active(ref.session_id)
+        if not translator.progress.ended and not running:
+            # The run may have ended since `events` were read; its end is stored before its session is let go.
+            events = await self.context.store.events(ref.session_id, view="all", after_seq=ref.seq - 1)
+            translator, followed = _from_log(ref, events)
+        translator.progress.settle(running=running, followed=followed)
         return translator
 
     async def _read(self, ref: TaskRef, user: str) -> Task:
@@ -371,6 +370,15 @@ class A2AHandler(RequestHandler):
             logger.warning("task %s: its run had not ended %.0f s after it was cancelled", ref.task_id, _CANCEL_WAIT)
         finally:
             run.close()
+
+
+def _from_log(ref: TaskRef, events: list[Event]) -> tuple[TaskTranslator, bool]:
+    """The task `ref` as `events` tell it, and whether a newer task followed it."""
+    found = task_span(events, ref)
+    if found is None:
+        raise TaskNotFoundError(message=f"no task {ref.task_id!r}")
+    span, followed = found
+    return TaskTranslator.from_log(ref, span), followed
 
 
 async def _updates(run: RunEvents, translator: TaskTranslator) -> AsyncGenerator[A2AEvent]:
