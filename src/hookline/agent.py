@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 from hookline.agent_spec import Instructions
-from hookline.context import RunContext, status_forwarder
+from hookline.context import RunContext
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
@@ -37,7 +37,8 @@ from hookline.result import Interruption, RunResult
 from hookline.resume import Answer, Approval, AuditLines, parse_approvals
 from hookline.sessions import SessionStore
 from hookline.state import State
-from hookline.tools import Tool, ToolFunction, as_tool, to_content
+from hookline.subagents import open_child, run_subagent
+from hookline.tools import Tool, ToolFunction, as_tool
 from hookline.toolsets import ToolIndex
 from hookline.toolsets import Toolset as ToolProvider
 
@@ -247,20 +248,21 @@ class Agent:
 
         The calling run's deps are passed on, and this agent's status events reach the calling
         run's log and stream, tagged `metadata["agent"]` with this agent's name (and their text
-        prefixed with it: "researcher: run completed").
+        prefixed with it: "researcher: run completed"). When the calling run has a session, this
+        agent runs in a child session of the same store, linked to the call; when it pauses for
+        approval, the calling run pauses too, listing its paused calls (see `hookline.subagents`).
         """
 
         async def ask(input: str, ctx: RunContext[Any]) -> str:
-            request = self.prompt(input)
-            if ctx.deps is not None:
-                request.deps(ctx.deps)
-            forward = status_forwarder(ctx)
-            if forward is None:
-                return to_content((await request).output)
-            async for event in request.stream():
-                forward(event, self.name)
-            assert request.result is not None  # set once the stream ends without an error
-            return to_content(request.result.output)
+            child = await open_child(ctx, self.name)
+            if child is None:
+                request = self.prompt(input)
+            elif child.started:  # the call runs again: the sub-agent goes on from its log
+                request = self.resume(child.session_id, child.answers, user=child.user, store=child.store)
+            else:
+                request = self.prompt(input).session(child.session_id, user=child.user, store=child.store)
+                request._options.opening = (child.link,)
+            return await run_subagent(request, ctx, self.name)
 
         return Tool(ask, name=name, description=description)
 
@@ -458,6 +460,7 @@ class _Options:
     has_deps: bool = False
     documents: tuple[DocumentPart, ...] = ()
     tools: tuple[Tool, ...] = ()
+    opening: tuple[Event, ...] = ()
 
 
 class PromptRequest:
@@ -604,7 +607,7 @@ class PromptRequest:
         if options.session_id is not None:
             store = options.store or self.agent.session_store
             target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait,
-                                   prompt_id=options.prompt_id)
+                                   prompt_id=options.prompt_id, opening=options.opening)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
                   queue=queue, approvals=options.approvals, audit=options.audit, deps=options.deps,
                   documents=options.documents, model_settings=self.agent.model_settings.merged(options.model_settings),

@@ -56,6 +56,8 @@ from hookline.resume import (
     check_resumption,
     edit_event,
     held_messages,
+    inner_calls,
+    nested_answers,
     plan_resume,
     replies,
     started_calls,
@@ -89,6 +91,8 @@ class SessionTarget:
     wait: float = 5.0
     prompt_id: str | None = None
     """The id the prompt's event keeps (a front end's own message id); None: a fresh one."""
+    opening: tuple[Event, ...] = ()
+    """Events recorded right before the prompt, in its transaction (a sub-agent's link to its caller)."""
 
 
 class Run:
@@ -310,7 +314,7 @@ class Run:
         """Before anything is recorded: the approvals fit the paused calls (see `check_resumption`)."""
         state = self.state
         state.turn, self._edits = check_resumption(state.messages, self._unanswered, self.approvals or {},
-                                                   state.session_id, self._offered_tools)
+                                                   state.session_id, self._offered_tools, self._log_tail)
 
     def _close_open_calls(self, reason: str) -> None:
         """After a failure or a cancellation: answer the recorded calls left open (with results where they ran)."""
@@ -338,8 +342,11 @@ class Run:
     async def _record_prompt(self, prompt: Message) -> None:
         if self.recorder.active:
             event = Event.from_message(prompt, "user")
-            if self.session is not None and self.session.prompt_id is not None:
-                event.id = self.session.prompt_id
+            if self.session is not None:
+                for opening in self.session.opening:
+                    self.recorder.add(opening)
+                if self.session.prompt_id is not None:
+                    event.id = self.session.prompt_id
             self.recorder.add(event)
         if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
@@ -539,18 +546,24 @@ class Run:
             decision = decisions.get(call.id)
             if decision is None or decision.action != "interrupt":
                 continue
-            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason,
-                                response_schema=decision.response_schema)
-            self.interruptions.append(item)
-            if decision.response_schema is not None:
-                text = f"paused {call.name}: it asks {decision.reason}"
-            else:
-                text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
-            self._status("agent", text, force=True, interrupted=item.model_dump(exclude_none=True))
+            for inner in decision.inner:  # its sub-agent paused: the sub-agent's calls are what awaits the user
+                self._record_pause(inner, agent=inner.agent, agent_call_id=call.id)
+            if not decision.inner:
+                self._record_pause(Interruption(call_id=call.id, name=call.name, arguments=call.arguments,
+                                                reason=decision.reason, response_schema=decision.response_schema))
         for message in self.buffer.take():  # they join the conversation once the paused calls are answered
             self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))
         self.stop_reason = "interrupted"
+
+    def _record_pause(self, item: Interruption, **where: Any) -> None:
+        self.interruptions.append(item)
+        name = f"{item.agent}'s {item.name}" if item.agent else item.name
+        if item.response_schema is not None:
+            text = f"paused {name}: it asks {item.reason}"
+        else:
+            text = f"paused {name} for approval" + (f": {item.reason}" if item.reason else "")
+        self._status("agent", text, force=True, interrupted=item.model_dump(exclude_none=True), **where)
 
     # -- ending: answers, turn limits, resume ----------------------------------------------
 
@@ -595,12 +608,15 @@ class Run:
         pending = list(self._unanswered.values())
         if not pending:  # the model's answer was never recorded (its process died while it answered): ask again
             return
-        preset = plan_resume(pending, self.approvals or {}, self._log_tail)
-        self.scope.replies = replies(pending, self.approvals or {}, self._log_tail)
+        approvals = self.approvals or {}
+        preset = plan_resume(pending, approvals, self._log_tail)
+        self.scope.replies = replies(pending, approvals, self._log_tail)
+        self.scope.answers = nested_answers(pending, approvals)
         self.tools = self._offered_tools()
         self.buffer.messages.extend(held_messages(self._log_tail))
-        for event in self.audit(pending, self.approvals or {}) if self.audit else ():  # e.g. who decided each call
-            self.recorder.add(event)
+        if self.audit:  # e.g. who decided each call (and each call paused inside a sub-agent)
+            for event in self.audit([*pending, *inner_calls(self._log_tail)], approvals):
+                self.recorder.add(event)
         for call_id, edited in self._edits.items():  # the user's edit is on record before the call runs
             self.recorder.add(edit_event(self._unanswered[call_id], edited, self.scope.user))
             self._unanswered[call_id] = edited

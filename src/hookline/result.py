@@ -29,6 +29,10 @@ class Interruption(BaseModel):
     """For a call whose tool asked the user a question (`RunContext.ask`, e.g. an MCP server's
     elicitation): the JSON schema of the answer, from which a front end renders a form. None for
     an approval."""
+    agent: str | None = None
+    """For a call paused inside a sub-agent (an agent run as a tool, `Agent.as_tool`): that agent's
+    name (the innermost one). Its `call_id` then names the calling run's call and the sub-agent's,
+    `"<call>/<inner call>"`, which the calling agent's `resume` takes. None for a call of this run."""
 
 
 class Reply(BaseModel):

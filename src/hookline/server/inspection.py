@@ -190,6 +190,10 @@ def _tool_spans(events: Sequence[Event]) -> list[Span]:
         if event.kind != "message" and event.metadata.get("started") and isinstance(call_id, str):
             spans[call_id] = Span(kind="tool", name=event.author, seq=event.seq or 0, started_at=when(event),
                                   call_id=call_id)
+        elif isinstance(child := event.metadata.get("child_session_id"), str) and event.kind != "message":
+            span = spans.get(str(event.metadata.get("agent_call_id")))
+            if span is not None:  # the call runs a sub-agent: the inspector opens its session under it
+                span.child_session_id = child
         elif event.kind == "message" and event.role == "tool":
             for result in (p for p in event.parts if isinstance(p, ToolResultPart)):
                 _close_tool_span(spans, result, event)
