@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -36,6 +38,7 @@ from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError
 from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart, without_validation
+from hookline.model_gate import ModelGate, ask_beside
 from hookline.models.base import (
     Model,
     ModelRequest,
@@ -99,7 +102,7 @@ class Run:
     """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
-        "_answer_id", "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started",
+        "_answer_id", "_cancel_requested", "_edits", "_gate", "_hooked", "_log_tail", "_loop", "_ran", "_started",
         "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
         "recorder", "retried_output", "run_tools", "runner", "scope", "session", "state", "stop_reason", "tools",
@@ -159,6 +162,7 @@ class Run:
         self._state_error: ConfigError | None = None
         self._trace: _tracing.RunTrace | None = None
         self._answer_id: str | None = None  # the id the streamed answer's message keeps (its deltas carry it)
+        self._gate = ModelGate(any(getattr(b.hook, "holds_stream", False) for b in agent.hooks.get(_AFTER_LLM, ())))
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -365,23 +369,49 @@ class Run:
             return None
         if self._hooked:
             self._watch.before_model(state)
-        self.tools = self._offered_tools() if offer_tools else {}
-        request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
-                               model_settings=state.model_settings)
-        self.buffer.model_settings = None  # a hook's settings hold for this call only
-        if self.agent.output_adapter is not None:
-            request.output_schema = self.agent.output_adapter.json_schema()
+        request = self._request(offer_tools)
         if self.recorder.active:
             await self._record_model_call()
-        asking = self._ask(request)
-        response = await (self.scope.capturing(self.scope.model_log, asking) if self.scope.model_logs else asking)
+        response = await self._asking(request)
+        if response is None:  # a check beside the call tripped a guardrail: the call was cancelled
+            return None
         state.response = response.to_message()
         self.buffer.hold()
         state.control.rerun_requested = False
         if _AFTER_LLM in self._hooked:
             await self._hooks(_AFTER_LLM)
         message, state.response = state.response, None
-        if state.control.rerun_requested and self.stop_reason is None:
+        return self._settle(message)
+
+    def _request(self, offer_tools: bool) -> ModelRequest:
+        state = self.state
+        self.tools = self._offered_tools() if offer_tools else {}
+        request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
+                               model_settings=state.model_settings)
+        self.buffer.model_settings = None  # a hook's settings hold for this call only
+        if self.agent.output_adapter is not None:
+            request.output_schema = self.agent.output_adapter.json_schema()
+        return request
+
+    def _asking(self, request: ModelRequest) -> Awaitable[ModelResponse | None]:
+        """The model's answer to `request`, to await: None when a check beside it tripped a guardrail."""
+        asking = self._ask(request)
+        if self.scope.model_logs:
+            asking = self.scope.capturing(self.scope.model_log, asking)
+        if not self.buffer.beside:
+            return asking
+        return ask_beside(asking, self.buffer.take_beside(), self._gate, self._tripped)
+
+    def _settle(self, message: Message) -> Message | None:
+        """The model's message once `after_llm` ran: held back (a guardrail), dropped (a rerun) or recorded."""
+        if self.stop_reason == "guardrail":  # an output guardrail holds the answer back: nobody sees it
+            self._gate.drop()
+            self._answer_id = None
+            self._release_injections()
+            return None
+        if self._gate.held is not None:
+            self._gate.release()
+        if self.state.control.rerun_requested and self.stop_reason is None:
             self._release_injections()
             return None
         self._append(message, author=self.agent.name, event_id=self._answer_id)
@@ -427,6 +457,8 @@ class Run:
         model = self.agent.model
         said: list[str] = []  # the answer's text so far, kept if a cancel cuts it off
         self._answer_id = self.recorder.new_id() if self.recorder.store is not None else None
+        if self._gate.holds_answers:
+            self._gate.hold()
         try:
             if type(model).stream is Model.stream:  # no stream of its own: its answer's deltas, without a generator
                 response = await model.request(request)
@@ -440,7 +472,8 @@ class Run:
                 elif done is None:
                     self._stream_delta(item, said)
         except asyncio.CancelledError:
-            self._keep_cut_off("".join(said))
+            if not self._gate.discarding:
+                self._keep_cut_off("".join(said))
             raise
         if done is None:
             raise ModelError("the model's stream ended without a response", provider=model.provider)
@@ -449,9 +482,16 @@ class Run:
     def _stream_delta(self, delta: TextDelta | ReasoningDelta, said: list[str]) -> None:
         if isinstance(delta, TextDelta):
             said.append(delta.text)
-            self.recorder.delta(self.agent.name, delta.text, self._answer_id)
+            send = self.recorder.delta
         elif self.agent.status.reasoning:
-            self.recorder.reasoning_delta(self.agent.name, delta.text, self._answer_id)
+            send = self.recorder.reasoning_delta
+        else:
+            return
+        held = self._gate.held
+        if held is None:
+            send(self.agent.name, delta.text, self._answer_id)
+        else:  # a guardrail judges the call first
+            held.append(partial(send, self.agent.name, delta.text, self._answer_id))
 
     def _keep_cut_off(self, text: str) -> None:
         """A cancel while the model streamed: what it said so far stays, an answer marked `cut_off`."""
@@ -646,10 +686,22 @@ class Run:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
             self._watch.after_hook(bound.name, point, state, response, self._turn_calls)
+        if self.buffer.trips:
+            self._tripped()
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
         if not self.buffer.holding:
             self._release_injections()
+
+    def _tripped(self) -> bool:
+        """Record the guardrails that tripped; whether the run stops for one (now or before)."""
+        for name, reason, stop, details in self.buffer.take_trips():
+            action = "stop" if stop else "reject"
+            self._status("agent", f"guardrail {name} tripped: {reason}", force=True,
+                         guardrail={"name": name, "reason": reason, "action": action, **details})
+            if stop and self.stop_reason is None:
+                self.stop_reason = "guardrail"
+        return self.stop_reason == "guardrail"
 
     def _append(self, message: Message, *, author: str | None, event_id: str | None = None) -> None:
         list.append(self.state.messages, message)  # the loop's own appends need no check

@@ -54,7 +54,7 @@ class RunResult(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     """This run's messages, in order: the prompt, calls, results, answer (not earlier history)."""
     stop_reason: StopReason = "completed"
-    """Why the run stopped: completed, hook_exit, interrupted, max_turns or cancelled."""
+    """Why the run stopped: completed, hook_exit, interrupted, max_turns, cancelled or guardrail."""
     usage: Usage = Field(default_factory=Usage)
     """Tokens, model calls and tool calls of this run."""
     interruptions: list[Interruption] = Field(default_factory=list)
