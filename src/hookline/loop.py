@@ -32,6 +32,7 @@ from hookline._hot_path import BEFORE_RUN as _BEFORE_RUN
 from hookline._hot_path import BEFORE_TOOL as _BEFORE_TOOL
 from hookline._hot_path import ON_EXIT as _ON_EXIT
 from hookline.agent_spec import AgentSpec
+from hookline.compaction import compacted
 from hookline.conversation import HookWatch, open_calls, user_actions_as_text
 from hookline.decision import Decision
 from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, error_summary
@@ -289,6 +290,7 @@ class Run:
                                                    app=self.agent.app)
         self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await load_media(store, sid, prompt)  # the bytes of images and files the log names
+        prompt = await compacted(store, sid, prompt)  # from the latest compaction's summary, if any
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
         if self._unanswered:  # a paused or crashed turn: read what happened after its calls
@@ -688,6 +690,9 @@ class Run:
             self._watch.after_hook(bound.name, point, state, response, self._turn_calls)
         if self.buffer.trips:
             self._tripped()
+        if self.buffer.records:  # before injected messages: a compaction's summary stands for what came before
+            for record in self.buffer.take_records():
+                self.recorder.add(record)
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
         if not self.buffer.holding:

@@ -2,7 +2,8 @@
 
 When the calling run has a session, the sub-agent runs in a **child session** of the same
 store, owned by the same user, named after the call: `"<session id>.<call id>"` (a call id
-with characters other than letters, digits, `_` and `-` is replaced by a digest of it). The
+with characters other than letters, digits, `_` and `-` is replaced by a digest of it, and
+an id too long for the rule of session ids by a digest of both: `child_session_id`). The
 link is recorded on both sides, as data:
 
 - the child's log starts with a marker (in the `all` view) whose metadata holds
@@ -32,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from hookline._ids import session_id_problem
 from hookline.context import RunContext, child_runs, status_forwarder
 from hookline.errors import SessionNotFound
 from hookline.events import Event
@@ -45,10 +47,17 @@ _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def child_session_id(session_id: str, call_id: str) -> str:
-    """The id of the session in which the sub-agent of call `call_id` of session `session_id` runs."""
+    """The id of the session in which the sub-agent of call `call_id` of session `session_id` runs.
+
+    `"<session id>.<call id>"`, or, where that would break the rule of session ids (too long,
+    or odd characters in the call id), a digest of both in its place: `"sub-<40 hex digits>"`.
+    """
     if _PLAIN_ID.fullmatch(call_id) is None:  # it names a URL path segment: keep it plain
         call_id = hashlib.sha256(call_id.encode()).hexdigest()[:24]
-    return f"{session_id}.{call_id}"
+    child = f"{session_id}.{call_id}"
+    if session_id_problem(child) is None:
+        return child
+    return "sub-" + hashlib.sha256(f"{session_id}\0{call_id}".encode()).hexdigest()[:40]
 
 
 @dataclass(frozen=True, slots=True)

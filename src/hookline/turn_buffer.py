@@ -14,6 +14,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from hookline.decision import Decision
+from hookline.events import Event
 from hookline.messages import Message, ToolResultPart
 from hookline.models.base import ModelSettings
 
@@ -26,7 +27,7 @@ Trip = tuple[str, str, bool, dict[str, Any]]
 class TurnBuffer:
     """Injected messages, per-call decisions and the tool result in hand, between hooks and the loop."""
 
-    __slots__ = ("beside", "decisions", "holding", "messages", "model_settings", "tool_result", "trips")
+    __slots__ = ("beside", "decisions", "holding", "messages", "model_settings", "records", "tool_result", "trips")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -43,6 +44,8 @@ class TurnBuffer:
         """Guardrails that tripped (`State.trip_guardrail`), for the loop to record (and stop on)."""
         self.beside: list[tuple[str, Awaitable[None]]] = []
         """Checks to run beside the coming model call (`State.run_beside_model`), by name."""
+        self.records: list[Event] = []
+        """Events hooks had recorded through the state (a compaction's summary), for the loop to write."""
 
     def inject(self, message: Message) -> None:
         """Queue `message`; the loop appends it when the messages are released."""
@@ -71,3 +74,8 @@ class TurnBuffer:
         """Hand over the checks queued for the coming model call."""
         checks, self.beside = self.beside, []
         return checks
+
+    def take_records(self) -> list[Event]:
+        """Hand over the events to record."""
+        records, self.records = self.records, []
+        return records

@@ -1,46 +1,5 @@
-"""Stores for the sub-agent tests: in memory, a SQLite file, and a fresh PostgreSQL database."""
+"""The stores the sub-agent tests run on (`tests/backends.py`)."""
 
-from __future__ import annotations
+from backends import backend, shared, store
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-
-import pytest
-
-from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
-from postgres_db import fresh_database
-
-
-def _backend(kind: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    if kind == "postgres":
-        with fresh_database("hookline_subagents") as url:
-            yield "postgres", url
-    else:
-        yield kind, str(tmp_path / "s.db")
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(kind, where): each backend a child session can live in (a fresh database for PostgreSQL)."""
-    yield from _backend(request.param, tmp_path)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(kind, where): each backend that processes share."""
-    yield from _backend(request.param, tmp_path)
-
-
-@pytest.fixture
-async def store(backend: tuple[str, str]) -> AsyncIterator[SessionStore]:
-    """A store of `backend`, closed after the test."""
-    kind, where = backend
-    made: SessionStore
-    if kind == "postgres":
-        made = PostgresSessionStore(where)
-    elif kind == "sqlite":
-        made = SQLiteSessionStore(where)
-    else:
-        made = InMemorySessionStore()
-    async with made:
-        yield made
+__all__ = ["backend", "shared", "store"]

@@ -193,3 +193,16 @@ async def test_another_users_session_of_the_childs_name_is_never_taken(store: Se
     (sent,) = [r for m in result.messages for r in m.tool_results]
     assert sent.is_error, "the call fails rather than run in mallory's session"
     assert await store.events("s.p1") == []
+
+
+def test_child_session_ids_keep_the_rule_of_session_ids() -> None:
+    from hookline._ids import session_id_problem
+
+    assert child_session_id("s-1", "call_AbC-9") == "s-1.call_AbC-9"
+    odd = child_session_id("s-1", "call/with spaces")
+    assert odd.startswith("s-1.")
+    assert session_id_problem(odd) is None
+    long = child_session_id("x" * 120, "call_123456789")
+    assert long.startswith("sub-")
+    assert session_id_problem(long) is None
+    assert long != child_session_id("x" * 120, "call_123456780")
