@@ -1,4 +1,4 @@
-"""`hookline sessions list|show|rm|export`: read and delete stored sessions.
+"""`hookline sessions list|show|rm|export`: read and delete stored sessions (and export one as an eval case).
 
 Reading never creates a database, nor its tables: a SQLite file that does not exist, or a
 PostgreSQL database without hookline's tables, holds no sessions (and is left as it was).
@@ -84,11 +84,20 @@ def show_session(db: str | None, session_id: str, *, console: Console) -> None:
             console.print(line, soft_wrap=True)
 
 
-def export_session(db: str | None, session_id: str) -> None:
-    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`."""
+def export_session(db: str | None, session_id: str, *, as_case: str | None = None) -> None:
+    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`.
+
+    With `as_case` (a name), print instead the eval case the session makes (`Case.of_session`), as JSON.
+    """
 
     async def fetch(store: SessionStore) -> None:
-        for event in await store.events(session_id, view="all"):
+        events = await store.events(session_id, view="all")
+        if as_case is not None:
+            from hookline.evals import Case
+
+            print(Case.of_session(events, as_case, source=session_id).model_dump_json(indent=2), flush=True)
+            return
+        for event in events:
             if is_shown(event):
                 print(event.model_dump_json(), flush=True)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hookline.errors import ConfigError
 from hookline.hook_points import HookPoint
@@ -206,13 +206,17 @@ class Compaction:
     def _due(self, state: State) -> tuple[int | None, str]:
         tokens = 0
         if self.trigger_tokens is not None:
-            if not any(bound.hook is self for bound in state.agent.hooks.get(HookPoint.AFTER_LLM, ())):
+            if state.usage.model_calls == 0 and not self._noted_by(state.agent):
                 raise ConfigError("Compaction(trigger_tokens=...) learns each call's tokens at after_llm: register "
                                   'it there too, e.g. hooks={"before_llm": [compaction], "after_llm": [compaction]}')
             seen = state.data.get(TOKENS_KEY)
             tokens = int(seen.get("last", 0)) if isinstance(seen, dict) else 0
         cut = self.cut(state.messages, tokens)
         return cut, "messages" if len(state.messages) > self.trigger_messages else "tokens"
+
+    def _noted_by(self, agent: Any) -> bool:
+        """Whether `agent` runs this hook at `after_llm` too (checked once a run)."""
+        return any(bound.hook is self for bound in agent.hooks.get(HookPoint.AFTER_LLM, ()))
 
 
 TOKENS_KEY = "hookline.compaction"
