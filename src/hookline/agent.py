@@ -137,6 +137,8 @@ class Agent:
         self.model_settings = ModelSettings.parse(model_settings)
         self.output_type = output_type
         self.output_adapter: TypeAdapter[Any] | None = _output_adapter(output_type)
+        self.tools: Toolset = tools
+        """The tools as given (`tools_for(state)` gives those of a turn)."""
         self._static_tools, self._tool_picker, self._toolsets = _normalize_tools(tools)
         self._tool_index = ToolIndex(self._static_tools, self._toolsets) if self._toolsets else None
         self._static_specs = [t.spec for t in self._static_tools.values()]
@@ -149,6 +151,28 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.name if self._model else self._model_spec!r})"
+
+    def clone(self, **changes: Any) -> Agent:
+        """A new agent configured as this one, with `changes` (arguments of `Agent`) laid over it.
+
+        `agent.clone(model=other)`, `agent.clone(tools=[*agent.tools, extra])`. The hooks,
+        tools and model are shared, not copied; the new agent warms its hooks up on its own.
+
+        Raises:
+            ConfigError: A change is no argument of `Agent`, or an invalid one.
+        """
+        config: dict[str, Any] = {
+            "name": self.name, "model": self._model or self._model_spec, "instructions": self.instructions,
+            "tools": self.tools, "hooks": dict(self.hooks), "max_turns": self.max_turns,
+            "on_max_turns": self.on_max_turns, "tool_concurrency": self.tool_concurrency, "status": self.status,
+            "session_store": self._session_store, "output_type": self.output_type, "app": self.app,
+            "model_settings": self.model_settings, "deps_type": self.deps_type,
+            "exit_conditions": sorted(self.exit_conditions),
+        }
+        unknown = sorted(set(changes) - set(config))
+        if unknown:
+            raise ConfigError(f"clone() takes arguments of Agent, not {', '.join(map(repr, unknown))}")
+        return Agent(**{**config, **changes})
 
     @property
     def model(self) -> Model:

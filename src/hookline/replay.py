@@ -234,20 +234,15 @@ async def replay_agent(agent: Agent, recording: Recording, tools: ToolMode = "re
 
 def _copy(agent: Agent, model: Model, recording: Recording | None) -> Agent:
     """`agent` with `model`; with a recording, its tools answer from it."""
+    if recording is None:
+        return agent.clone(model=model)
     try:
         tools: dict[str, Tool] = dict(agent.tools_for(State(agent, [])))
-    except ConfigError:  # toolsets not connected: only a replay of the tools gets here
+    except ConfigError:  # toolsets not connected: the calls are answered from the recording all the same
         tools = {}
-    if recording is not None:
-        named = {r.name or "" for r in recording.results.values()} | set(tools)
-        tools = {name: RecordedTool(name, recording, tools.get(name)) for name in sorted(named - {""})}
-    return Agent(
-        agent.name, model=model, instructions=agent.instructions, tools=list(tools.values()),
-        hooks={point: list(bound) for point, bound in agent.hooks.items()}, max_turns=agent.max_turns,
-        on_max_turns=agent.on_max_turns, tool_concurrency=agent.tool_concurrency, status=agent.status,
-        output_type=agent.output_type, app=agent.app, model_settings=agent.model_settings,
-        deps_type=agent.deps_type, exit_conditions=list(agent.exit_conditions),
-    )
+    named = {r.name or "" for r in recording.results.values()} | set(tools)
+    recorded = [RecordedTool(name, recording, tools.get(name)) for name in sorted(named - {""})]
+    return agent.clone(model=model, tools=recorded)
 
 
 class RecordedTool(Tool):
