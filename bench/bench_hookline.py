@@ -21,7 +21,9 @@
   (a message and a token trigger, both out of reach);
 - `subagent`: the scenario's agent runs as a sub-agent (`as_tool`) of a lead agent that calls it
   once and answers with its output: two more model calls per run, and in `seqdb` a child
-  session per run.
+  session per run;
+- `handoff`: a front agent hands the conversation to the scenario's agent (`Team`), which
+  answers it: one more model call and one more run per run, in a session (in memory in `seq`).
 
 The `seqdb` phase persists each run to a fresh session of a `SQLiteSessionStore` file
 (synchronous=NORMAL; with `sqlite-full` in `BENCH_FEATURES`, synchronous=FULL: an fsync per commit).
@@ -48,7 +50,7 @@ from hookline.usage import Usage
 NAME = "hookline"
 PERSISTS = True
 FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content", "metrics", "tracing-nosdk",
-            "sqlite-full", "guardrails", "guardrails-parallel", "compaction", "subagent")
+            "sqlite-full", "guardrails", "guardrails-parallel", "compaction", "subagent", "handoff")
 
 
 def version() -> str:
@@ -150,6 +152,32 @@ def _store(setup: Setup, on: set[str]) -> SessionStore | None:
     return None
 
 
+def handed_over(calculator: Agent, store: SessionStore | None) -> Callable[[str, str], Awaitable[RunResult]]:
+    """A team whose front agent hands each new conversation to `calculator`: its `run`."""
+    from hookline.handoffs import Team
+    from hookline.sessions import InMemorySessionStore
+
+    front = Agent("front", model=FunctionModel(lambda request: ModelResponse(tool_calls=[
+        ToolCallPart(id="handoff_1", name="transfer_to_calculator", arguments={})])))
+    team = Team([front, calculator.clone(name="calculator")], handoffs={"front": ["calculator"]},
+                session_store=store or InMemorySessionStore())
+
+    def run(prompt: str, session_id: str) -> Awaitable[RunResult]:
+        return team.run(prompt, session_id=session_id)
+
+    return run
+
+
+def _team_runner(run: Callable[[str, str], Awaitable[RunResult]], T: int) -> Callable[[], Awaitable[None]]:
+    ids = count()
+
+    async def run_once() -> None:
+        result = await run(USER_PROMPT, f"s{next(ids)}")
+        check_run(result.output, sum(len(m.tool_results) for m in result.messages), T)
+
+    return run_once
+
+
 def _runner(agent: Agent, T: int, *, sessions: bool, stream: bool, lead: bool) -> Callable[[], Awaitable[None]]:
     ids = count()
 
@@ -191,7 +219,10 @@ async def build(setup: Setup) -> Runner:
     lead = "subagent" in on
     if lead:
         agent = lead_over(agent, store)
-    run_once = _runner(agent, setup.T, sessions=store is not None, stream="stream" in on, lead=lead)
+    if "handoff" in on:
+        run_once = _team_runner(handed_over(agent, store), setup.T)
+    else:
+        run_once = _runner(agent, setup.T, sessions=store is not None, stream="stream" in on, lead=lead)
     return Runner(run_once, store.aclose if store is not None else None)
 
 

@@ -309,6 +309,9 @@ FEATURE_ROWS = [
                ("f-subagent", "per_turn_us")),
     FeatureRow("the run as a sub-agent, durable: in a child session of the lead's", DURABLE,
                ("f-subagent-db", "db_per_turn_us")),
+    FeatureRow("a handoff to the agent that runs the scenario (`Team`), against a session in memory",
+               ("f-memory", "per_turn_us"), ("f-handoff", "per_turn_us")),
+    FeatureRow("a handoff, durable (SQLite)", DURABLE, ("f-handoff-db", "db_per_turn_us")),
 ]
 
 

@@ -102,6 +102,8 @@ FEATURES = [  # (configuration, BENCH_FEATURES, phase): hookline with one featur
     ("f-compaction-db", "compaction", "seqdb"),
     ("f-subagent", "subagent", "seq"),
     ("f-subagent-db", "subagent", "seqdb"),
+    ("f-handoff", "handoff", "seq"),
+    ("f-handoff-db", "handoff", "seqdb"),
 ]
 
 
