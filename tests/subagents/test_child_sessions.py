@@ -206,3 +206,13 @@ def test_child_session_ids_keep_the_rule_of_session_ids() -> None:
     assert long.startswith("sub-")
     assert session_id_problem(long) is None
     assert long != child_session_id("x" * 120, "call_123456780")
+
+
+def test_the_command_line_names_the_sub_agent_of_a_paused_call() -> None:
+    from hookline._cli.run import describe_interruption
+    from hookline.result import Interruption
+
+    item = Interruption(call_id="p1/r1", name="delete", arguments={"path": "/tmp/old"}, reason="delete needs approval",
+                        agent="researcher")
+    assert describe_interruption(item) == ("paused researcher's delete(path='/tmp/old') [call p1/r1] for approval: "
+                                           "delete needs approval")
