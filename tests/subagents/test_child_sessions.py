@@ -216,3 +216,20 @@ def test_the_command_line_names_the_sub_agent_of_a_paused_call() -> None:
                         agent="researcher")
     assert describe_interruption(item) == ("paused researcher's delete(path='/tmp/old') [call p1/r1] for approval: "
                                            "delete needs approval")
+
+
+async def test_edited_arguments_of_an_inner_call_are_checked_by_the_sub_agent(store: SessionStore) -> None:
+    effects: list[str] = []
+    boss = lead(researcher(effects), store)
+    await boss.prompt("clean up").session("s")
+
+    done = await boss.resume("s", {"p1/r1": {"args": {"path": "/tmp/other"}}})
+    assert done.output == "lead: researcher: deleted /tmp/other"
+    assert effects == ["/tmp/other"]
+
+    await boss.prompt("clean up").session("t")
+    failed = await boss.resume("t", {"p1/r1": {"args": {"where": "/"}}})
+    (sent,) = [r for m in failed.messages for r in m.tool_results]
+    assert sent.is_error, "the call failed: its edited arguments do not fit the inner tool"
+    assert "do not fit its schema" in sent.content
+    assert effects == ["/tmp/other"]
