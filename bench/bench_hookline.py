@@ -14,7 +14,16 @@
   `tracing-content` adds `include_content=True`;
 - `metrics`: OpenTelemetry metrics alone (the SDK's `MeterProvider`, an in-memory reader);
 - `tracing-nosdk`: `hookline.instrument()` called, but no OpenTelemetry SDK configured (what a
-  library that instruments hookline for its users costs an application without an SDK).
+  library that instruments hookline for its users costs an application without an SDK);
+- `guardrails`: an input, an output and a tool guardrail whose checks pass (the input one
+  before the first model call); `guardrails-parallel`: the same, the input one beside it;
+- `compaction`: a `Compaction` hook at `before_llm` and `after_llm` that never fires
+  (a message and a token trigger, both out of reach);
+- `subagent`: the scenario's agent runs as a sub-agent (`as_tool`) of a lead agent that calls it
+  once and answers with its output: two more model calls per run, and in `seqdb` a child
+  session per run;
+- `handoff`: a front agent hands the conversation to the scenario's agent (`Team`), which
+  answers it: one more model call and one more run per run, in a session (in memory in `seq`).
 
 The `seqdb` phase persists each run to a fresh session of a `SQLiteSessionStore` file
 (synchronous=NORMAL; with `sqlite-full` in `BENCH_FEATURES`, synchronous=FULL: an fsync per commit).
@@ -41,7 +50,7 @@ from hookline.usage import Usage
 NAME = "hookline"
 PERSISTS = True
 FEATURES = ("hooks", "stream", "nostatus", "memory", "tracing", "tracing-content", "metrics", "tracing-nosdk",
-            "sqlite-full")
+            "sqlite-full", "guardrails", "guardrails-parallel", "compaction", "subagent", "handoff")
 
 
 def version() -> str:
@@ -77,6 +86,41 @@ def noop(state: State) -> None:
     """A hook that does nothing: its cost is the dispatch's."""
 
 
+def passes(value: object) -> None:
+    """A guardrail's check that always passes."""
+
+
+def feature_hooks(on: set[str]) -> dict[HookPoint, list[Any]]:
+    """The hooks the features of `on` add, by point."""
+    from hookline.hooklib import Compaction, InputGuardrail, OutputGuardrail, ToolGuardrail
+
+    hooks: dict[HookPoint, list[Any]] = {point: [noop] for point in HookPoint} if "hooks" in on else {}
+    if on & {"guardrails", "guardrails-parallel"}:
+        inputs = InputGuardrail(passes, parallel="guardrails-parallel" in on)
+        hooks.setdefault(HookPoint.BEFORE_LLM, []).append(inputs)
+        hooks.setdefault(HookPoint.AFTER_LLM, []).append(OutputGuardrail(passes))
+        hooks.setdefault(HookPoint.BEFORE_TOOL, []).append(ToolGuardrail(passes))
+    if "compaction" in on:
+        compaction = Compaction(lambda messages: "", trigger_messages=10_000, trigger_tokens=10_000_000)
+        hooks.setdefault(HookPoint.BEFORE_LLM, []).append(compaction)
+        hooks.setdefault(HookPoint.AFTER_LLM, []).append(compaction)
+    return hooks
+
+
+def lead_over(calculator: Agent, store: SessionStore | None) -> Agent:
+    """A lead agent that hands the prompt to `calculator` (as a tool) once and answers with its output."""
+
+    def lead(request: ModelRequest) -> ModelResponse:
+        last = request.messages[-1]
+        if last.role == "user":
+            return ModelResponse(tool_calls=[ToolCallPart(id="lead_1", name="calculate",
+                                                          arguments={"input": last.text})])
+        return ModelResponse(text=last.tool_results[0].content)
+
+    return Agent("lead", model=FunctionModel(lead), tools=[calculator.as_tool("calculate", "Ask the calculator")],
+                 session_store=store)
+
+
 def instrument_tracing(include_content: bool) -> None:
     """OpenTelemetry on: the SDK, a synchronous processor, an in-memory exporter."""
     from opentelemetry.sdk.trace import TracerProvider
@@ -108,7 +152,33 @@ def _store(setup: Setup, on: set[str]) -> SessionStore | None:
     return None
 
 
-def _runner(agent: Agent, T: int, *, sessions: bool, stream: bool) -> Callable[[], Awaitable[None]]:
+def handed_over(calculator: Agent, store: SessionStore | None) -> Callable[[str, str], Awaitable[RunResult]]:
+    """A team whose front agent hands each new conversation to `calculator`: its `run`."""
+    from hookline.handoffs import Team
+    from hookline.sessions import InMemorySessionStore
+
+    front = Agent("front", model=FunctionModel(lambda request: ModelResponse(tool_calls=[
+        ToolCallPart(id="handoff_1", name="transfer_to_calculator", arguments={})])))
+    team = Team([front, calculator.clone(name="calculator")], handoffs={"front": ["calculator"]},
+                session_store=store or InMemorySessionStore())
+
+    def run(prompt: str, session_id: str) -> Awaitable[RunResult]:
+        return team.run(prompt, session_id=session_id)
+
+    return run
+
+
+def _team_runner(run: Callable[[str, str], Awaitable[RunResult]], T: int) -> Callable[[], Awaitable[None]]:
+    ids = count()
+
+    async def run_once() -> None:
+        result = await run(USER_PROMPT, f"s{next(ids)}")
+        check_run(result.output, sum(len(m.tool_results) for m in result.messages), T)
+
+    return run_once
+
+
+def _runner(agent: Agent, T: int, *, sessions: bool, stream: bool, lead: bool) -> Callable[[], Awaitable[None]]:
     ids = count()
 
     async def run_once() -> None:
@@ -123,7 +193,11 @@ def _runner(agent: Agent, T: int, *, sessions: bool, stream: bool) -> Callable[[
         else:
             result = await request
         assert result is not None
-        check_run(result.output, sum(len(m.tool_results) for m in result.messages), T)
+        if lead:  # the calculator's output came through the lead's one tool call
+            (answered,) = [r.content for m in result.messages for r in m.tool_results]
+            check_run(result.output, 2 * T if answered == "done" else 0, T)
+        else:
+            check_run(result.output, sum(len(m.tool_results) for m in result.messages), T)
 
     return run_once
 
@@ -139,11 +213,16 @@ async def build(setup: Setup) -> Runner:
         hookline.instrument()
     store = _store(setup, on)
     silent = StatusOptions(agent=False, llm=False, tool=False)
-    hooks: dict[HookPoint, list[Any]] = {point: [noop] for point in HookPoint} if "hooks" in on else {}
     agent = Agent(model=fake_model(setup.T, setup.model_sleep_s), instructions=SYSTEM_PROMPT, tools=[setup.tool],
-                  max_turns=setup.T + 1, session_store=store, hooks=hooks,
+                  max_turns=setup.T + 1, session_store=store, hooks=feature_hooks(on),
                   status=silent if "nostatus" in on else None)
-    run_once = _runner(agent, setup.T, sessions=store is not None, stream="stream" in on)
+    lead = "subagent" in on
+    if lead:
+        agent = lead_over(agent, store)
+    if "handoff" in on:
+        run_once = _team_runner(handed_over(agent, store), setup.T)
+    else:
+        run_once = _runner(agent, setup.T, sessions=store is not None, stream="stream" in on, lead=lead)
     return Runner(run_once, store.aclose if store is not None else None)
 
 

@@ -299,6 +299,19 @@ FEATURE_ROWS = [
     FeatureRow("metrics: OpenTelemetry SDK `MeterProvider`, in-memory reader", PLAIN, ("f-metrics", "per_turn_us")),
     FeatureRow("instrumented, no SDK configured (`hookline.instrument()` alone)", PLAIN,
                ("f-tracing-nosdk", "per_turn_us")),
+    FeatureRow("guardrails: an input, an output and a tool guardrail, each passing", PLAIN,
+               ("f-guardrails", "per_turn_us")),
+    FeatureRow("guardrails, the input one beside the model call (`parallel=True`)", PLAIN,
+               ("f-guardrails-parallel", "per_turn_us")),
+    FeatureRow("compaction: a `Compaction` hook that never fires", PLAIN, ("f-compaction", "per_turn_us")),
+    FeatureRow("compaction, durable (SQLite)", DURABLE, ("f-compaction-db", "db_per_turn_us")),
+    FeatureRow("the run as a sub-agent of a lead agent (two more model calls a run)", PLAIN,
+               ("f-subagent", "per_turn_us")),
+    FeatureRow("the run as a sub-agent, durable: in a child session of the lead's", DURABLE,
+               ("f-subagent-db", "db_per_turn_us")),
+    FeatureRow("a handoff to the agent that runs the scenario (`Team`), against a session in memory",
+               ("f-memory", "per_turn_us"), ("f-handoff", "per_turn_us")),
+    FeatureRow("a handoff, durable (SQLite)", DURABLE, ("f-handoff-db", "db_per_turn_us")),
 ]
 
 

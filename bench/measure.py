@@ -96,6 +96,14 @@ FEATURES = [  # (configuration, BENCH_FEATURES, phase): hookline with one featur
     ("f-tracing-content", "tracing-content", "seq"),
     ("f-metrics", "metrics", "seq"),
     ("f-tracing-nosdk", "tracing-nosdk", "seq"),
+    ("f-guardrails", "guardrails", "seq"),
+    ("f-guardrails-parallel", "guardrails-parallel", "seq"),
+    ("f-compaction", "compaction", "seq"),
+    ("f-compaction-db", "compaction", "seqdb"),
+    ("f-subagent", "subagent", "seq"),
+    ("f-subagent-db", "subagent", "seqdb"),
+    ("f-handoff", "handoff", "seq"),
+    ("f-handoff-db", "handoff", "seqdb"),
 ]
 
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 from hookline.agent_spec import Instructions
-from hookline.context import RunContext, status_forwarder
+from hookline.context import RunContext
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
@@ -37,7 +37,8 @@ from hookline.result import Interruption, RunResult
 from hookline.resume import Answer, Approval, AuditLines, parse_approvals
 from hookline.sessions import SessionStore
 from hookline.state import State
-from hookline.tools import Tool, ToolFunction, as_tool, to_content
+from hookline.subagents import open_child, run_subagent
+from hookline.tools import Tool, ToolFunction, as_tool
 from hookline.toolsets import ToolIndex
 from hookline.toolsets import Toolset as ToolProvider
 
@@ -136,6 +137,8 @@ class Agent:
         self.model_settings = ModelSettings.parse(model_settings)
         self.output_type = output_type
         self.output_adapter: TypeAdapter[Any] | None = _output_adapter(output_type)
+        self.tools: Toolset = tools
+        """The tools as given (`tools_for(state)` gives those of a turn)."""
         self._static_tools, self._tool_picker, self._toolsets = _normalize_tools(tools)
         self._tool_index = ToolIndex(self._static_tools, self._toolsets) if self._toolsets else None
         self._static_specs = [t.spec for t in self._static_tools.values()]
@@ -148,6 +151,28 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model.name if self._model else self._model_spec!r})"
+
+    def clone(self, **changes: Any) -> Agent:
+        """A new agent configured as this one, with `changes` (arguments of `Agent`) laid over it.
+
+        `agent.clone(model=other)`, `agent.clone(tools=[*agent.tools, extra])`. The hooks,
+        tools and model are shared, not copied; the new agent warms its hooks up on its own.
+
+        Raises:
+            ConfigError: A change is no argument of `Agent`, or an invalid one.
+        """
+        config: dict[str, Any] = {
+            "name": self.name, "model": self._model or self._model_spec, "instructions": self.instructions,
+            "tools": self.tools, "hooks": dict(self.hooks), "max_turns": self.max_turns,
+            "on_max_turns": self.on_max_turns, "tool_concurrency": self.tool_concurrency, "status": self.status,
+            "session_store": self._session_store, "output_type": self.output_type, "app": self.app,
+            "model_settings": self.model_settings, "deps_type": self.deps_type,
+            "exit_conditions": sorted(self.exit_conditions),
+        }
+        unknown = sorted(set(changes) - set(config))
+        if unknown:
+            raise ConfigError(f"clone() takes arguments of Agent, not {', '.join(map(repr, unknown))}")
+        return Agent(**{**config, **changes})
 
     @property
     def model(self) -> Model:
@@ -247,20 +272,21 @@ class Agent:
 
         The calling run's deps are passed on, and this agent's status events reach the calling
         run's log and stream, tagged `metadata["agent"]` with this agent's name (and their text
-        prefixed with it: "researcher: run completed").
+        prefixed with it: "researcher: run completed"). When the calling run has a session, this
+        agent runs in a child session of the same store, linked to the call; when it pauses for
+        approval, the calling run pauses too, listing its paused calls (see `hookline.subagents`).
         """
 
         async def ask(input: str, ctx: RunContext[Any]) -> str:
-            request = self.prompt(input)
-            if ctx.deps is not None:
-                request.deps(ctx.deps)
-            forward = status_forwarder(ctx)
-            if forward is None:
-                return to_content((await request).output)
-            async for event in request.stream():
-                forward(event, self.name)
-            assert request.result is not None  # set once the stream ends without an error
-            return to_content(request.result.output)
+            child = await open_child(ctx, self.name)
+            if child is None:
+                request = self.prompt(input)
+            elif child.started:  # the call runs again: the sub-agent goes on from its log
+                request = self.resume(child.session_id, child.answers, user=child.user, store=child.store)
+            else:
+                request = self.prompt(input).session(child.session_id, user=child.user, store=child.store)
+                request._options.opening = (child.link,)
+            return await run_subagent(request, ctx, self.name)
 
         return Tool(ask, name=name, description=description)
 
@@ -458,6 +484,7 @@ class _Options:
     has_deps: bool = False
     documents: tuple[DocumentPart, ...] = ()
     tools: tuple[Tool, ...] = ()
+    opening: tuple[Event, ...] = ()
 
 
 class PromptRequest:
@@ -604,7 +631,7 @@ class PromptRequest:
         if options.session_id is not None:
             store = options.store or self.agent.session_store
             target = SessionTarget(store, options.session_id, options.user, create=options.create, wait=options.wait,
-                                   prompt_id=options.prompt_id)
+                                   prompt_id=options.prompt_id, opening=options.opening)
         run = Run(self.agent, self.message, history=options.history, max_turns=options.max_turns, session=target,
                   queue=queue, approvals=options.approvals, audit=options.audit, deps=options.deps,
                   documents=options.documents, model_settings=self.agent.model_settings.merged(options.model_settings),

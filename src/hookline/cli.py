@@ -5,7 +5,9 @@ hookline run "What is 2+3? Use the add tool."      answer on stdout, status on s
 hookline chat [--session ID]                       a REPL on a session
 hookline serve module:agent [--host --port --db --log-level]   the HTTP server
 hookline mcp [module:agent] [--http --port]        the agent as an MCP tool (stdio, or streamable HTTP)
-hookline sessions list | show ID | rm ID | export ID
+hookline sessions list | show ID | rm ID | export ID [--as-case]
+hookline replay ID [--agent module:agent] [--tools replay|real]   re-run an agent on a session's recorded answers
+hookline eval PATH [--agent module:agent] [--replay]              run eval cases, print the summary table
 ```
 
 Exit codes, for scripts:
@@ -13,7 +15,7 @@ Exit codes, for scripts:
 | code | meaning |
 |---|---|
 | 0 | ok |
-| 1 | the run failed: a model, hook or store error, or `--max-turns` model calls without an answer |
+| 1 | the run failed (a model, hook or store error, `--max-turns` calls); a replay diverged; a case failed |
 | 2 | usage or configuration error: a bad option, an unknown model provider, no model available |
 | 3 | session not found, or busy with another run |
 | 4 | the run stopped to ask approval for a tool call (`stop_reason == "interrupted"`) |
@@ -178,12 +180,68 @@ def sessions_rm(session_id: SessionId, db: Db = None, debug: Debug = False) -> N
 
 
 @sessions_app.command("export")
-def sessions_export(session_id: SessionId, db: Db = None, debug: Debug = False) -> None:
-    """Print a session's whole log as JSON lines of Event."""
+def sessions_export(
+    session_id: SessionId,
+    db: Db = None,
+    as_case: Annotated[bool, typer.Option("--as-case", help="Print the eval case the session makes (JSON) instead.")]
+    = False,
+    name: Annotated[str | None, typer.Option("--name", help="The case's name [default: the session's id].",
+                                             show_default=False)] = None,
+    debug: Debug = False,
+) -> None:
+    """Print a session's whole log as JSON lines of Event (or, with --as-case, an eval case)."""
     from hookline._cli.sessions import export_session
 
     with report_errors(debug=debug):
-        export_session(db, session_id)
+        export_session(db, session_id, as_case=(name or session_id) if as_case else None)
+
+
+class ToolMode(StrEnum):
+    """The values of `hookline replay --tools` and `hookline eval --tools`."""
+
+    REPLAY = "replay"
+    REAL = "real"
+
+
+Tools = Annotated[ToolMode, typer.Option("--tools", case_sensitive=False,
+                                         help="replay: answer tool calls with their recorded results; real: run "
+                                         "the agent's tools.")]
+
+
+@app.command()
+def replay(
+    session_id: SessionId,
+    agent: AgentRef = None,
+    db: Db = None,
+    tools: Tools = ToolMode.REPLAY,
+    json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Re-run an agent against a session's recorded model answers; report where it diverges (exit 1)."""
+    from hookline._cli.replay import replay_command
+
+    with report_errors(debug=debug):
+        _exit(replay_command(session_id, db, agent, tools.value, json))
+
+
+@app.command("eval")
+def eval_cases(
+    path: Annotated[str, typer.Argument(help="A JSON file of cases, or a folder of them.")],
+    agent: AgentRef = None,
+    model: Model = None,
+    replay: Annotated[bool, typer.Option("--replay", help="Answer with each case's recorded model answers.")]
+    = False,
+    tools: Tools = ToolMode.REAL,
+    db: Annotated[str | None, typer.Option("--db", help="Keep each case's session (and verdict) in this store.",
+                                           show_default=False)] = None,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object a case instead of the table.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Run eval cases against an agent and print the summary table (exit 1 if one fails)."""
+    from hookline._cli.evals import eval_command
+
+    with report_errors(debug=debug):
+        _exit(eval_command(path, agent, model, replay, tools.value, db, json))
 
 
 def _stdout() -> Console:

@@ -18,22 +18,25 @@ worker thread (`@tool(thread=True)`).
 
 A tool can also ask the user a question: `ctx.ask(...)` pauses the run at its call, and the
 user's answer comes back in `ctx.reply` when the run is resumed (an MCP server's
-elicitation goes this way).
+elicitation goes this way). A tool that runs a sub-agent (`Agent.as_tool`) reaches the
+run's store through `child_runs(ctx)`, and pauses the run on the sub-agent's paused calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from hookline.events import Event
 from hookline.tools import to_content
 
 if TYPE_CHECKING:
-    from hookline.result import Reply
+    from hookline.result import Interruption, Reply
+    from hookline.sessions.base import SessionStore
     from hookline.state import State
 
-__all__ = ["Asker", "DepsT", "RunContext", "StatusEmitter", "status_forwarder"]
+__all__ = ["Asker", "ChildRuns", "DepsT", "RunContext", "StatusEmitter", "child_runs", "status_forwarder"]
 
 DepsT = TypeVar("DepsT")
 """The type of a run's deps (`Agent(deps_type=...)`)."""
@@ -43,6 +46,22 @@ StatusEmitter = Callable[[str, dict[str, Any]], None]
 
 Asker = Callable[[str, "dict[str, Any] | None"], None]
 """Pauses the run at a call to ask the user a question (with the JSON schema of the answer, or None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRuns:
+    """What a tool that runs a sub-agent needs of its call's run (see `hookline.subagents`)."""
+
+    store: SessionStore | None
+    """The run's session store (None for a run without a session): the sub-agent's session goes there."""
+    user: str | None
+    """The owner of the run's session, who owns the sub-agent's too."""
+    answers: Mapping[str, Any]
+    """On resume, the user's answers to the calls paused inside this call, by the sub-agent's own call ids."""
+    pause: Callable[[str, Sequence[Interruption]], None]
+    """Pauses the run at this call on the paused calls of the named sub-agent (its own `interruptions`)."""
+    link: Callable[[str, str, bool], None]
+    """Records in the run's log that the named sub-agent runs in the given session (goes on there: True)."""
 
 
 class RunContext(Generic[DepsT]):
@@ -64,7 +83,9 @@ class RunContext(Generic[DepsT]):
 
     _hookline_run_context: ClassVar[bool] = True  # what tools and hooks look for (`hookline._context_var`)
 
-    __slots__ = ("_ask", "_emit", "_forward", "_state", "call_id", "deps", "reply", "session_id", "tool_name", "user")
+    __slots__ = (
+        "_ask", "_child", "_emit", "_forward", "_state", "call_id", "deps", "reply", "session_id", "tool_name", "user",
+    )
 
     def __init__(
         self,
@@ -79,6 +100,7 @@ class RunContext(Generic[DepsT]):
         forward: Callable[[Event, str], None] | None = None,
         reply: Reply | None = None,
         ask: Asker | None = None,
+        child: Callable[[], ChildRuns] | None = None,
     ) -> None:
         self.deps = deps
         self.session_id = session_id
@@ -90,6 +112,7 @@ class RunContext(Generic[DepsT]):
         self._emit = emit
         self._forward = forward
         self._ask = ask
+        self._child = child
 
     @property
     def state(self) -> State:
@@ -149,3 +172,8 @@ class RunContext(Generic[DepsT]):
 def status_forwarder(context: RunContext[Any]) -> Callable[[Event, str], None] | None:
     """How a sub-agent's status events (and its name) reach the run of `context`; None when it records none."""
     return context._forward
+
+
+def child_runs(context: RunContext[Any]) -> ChildRuns | None:
+    """What a sub-agent run by the tool call of `context` needs of that call's run; None outside a run's tool call."""
+    return context._child() if context._child is not None else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hookline.messages import ToolResultPart
+from hookline.result import Interruption
 
 __all__ = ["Decision"]
 
@@ -27,3 +28,6 @@ class Decision:
     """Why, as the hook gave it; for a call whose tool asked the user a question, the question."""
     response_schema: dict[str, Any] | None = None
     """For `interrupt` on a question: the JSON schema of the answer (None for an approval)."""
+    inner: tuple[Interruption, ...] = ()
+    """For `interrupt` of a call whose tool runs a sub-agent that paused: the sub-agent's paused
+    calls, as the run lists them (their ids prefixed with this call's)."""

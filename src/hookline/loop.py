@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -30,12 +32,14 @@ from hookline._hot_path import BEFORE_RUN as _BEFORE_RUN
 from hookline._hot_path import BEFORE_TOOL as _BEFORE_TOOL
 from hookline._hot_path import ON_EXIT as _ON_EXIT
 from hookline.agent_spec import AgentSpec
+from hookline.compaction import compacted
 from hookline.conversation import HookWatch, open_calls, user_actions_as_text
 from hookline.decision import Decision
 from hookline.errors import ConfigError, HookError, MaxTurnsExceeded, ModelError, error_summary
 from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import DocumentPart, Message, TextPart, ToolCallPart, ToolResultPart, without_validation
+from hookline.model_gate import ModelGate, ask_beside
 from hookline.models.base import (
     Model,
     ModelRequest,
@@ -56,6 +60,8 @@ from hookline.resume import (
     check_resumption,
     edit_event,
     held_messages,
+    inner_calls,
+    nested_answers,
     plan_resume,
     replies,
     started_calls,
@@ -89,13 +95,15 @@ class SessionTarget:
     wait: float = 5.0
     prompt_id: str | None = None
     """The id the prompt's event keeps (a front end's own message id); None: a fresh one."""
+    opening: tuple[Event, ...] = ()
+    """Events recorded right before the prompt, in its transaction (a sub-agent's link to its caller)."""
 
 
 class Run:
     """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
-        "_answer_id", "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started",
+        "_answer_id", "_cancel_requested", "_edits", "_gate", "_hooked", "_log_tail", "_loop", "_ran", "_started",
         "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
         "recorder", "retried_output", "run_tools", "runner", "scope", "session", "state", "stop_reason", "tools",
@@ -155,6 +163,7 @@ class Run:
         self._state_error: ConfigError | None = None
         self._trace: _tracing.RunTrace | None = None
         self._answer_id: str | None = None  # the id the streamed answer's message keeps (its deltas carry it)
+        self._gate = ModelGate(any(getattr(b.hook, "holds_stream", False) for b in agent.hooks.get(_AFTER_LLM, ())))
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -281,6 +290,7 @@ class Run:
                                                    app=self.agent.app)
         self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await load_media(store, sid, prompt)  # the bytes of images and files the log names
+        prompt = await compacted(store, sid, prompt)  # from the latest compaction's summary, if any
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
         if self._unanswered:  # a paused or crashed turn: read what happened after its calls
@@ -310,7 +320,7 @@ class Run:
         """Before anything is recorded: the approvals fit the paused calls (see `check_resumption`)."""
         state = self.state
         state.turn, self._edits = check_resumption(state.messages, self._unanswered, self.approvals or {},
-                                                   state.session_id, self._offered_tools)
+                                                   state.session_id, self._offered_tools, self._log_tail)
 
     def _close_open_calls(self, reason: str) -> None:
         """After a failure or a cancellation: answer the recorded calls left open (with results where they ran)."""
@@ -338,8 +348,11 @@ class Run:
     async def _record_prompt(self, prompt: Message) -> None:
         if self.recorder.active:
             event = Event.from_message(prompt, "user")
-            if self.session is not None and self.session.prompt_id is not None:
-                event.id = self.session.prompt_id
+            if self.session is not None:
+                for opening in self.session.opening:
+                    self.recorder.add(opening)
+                if self.session.prompt_id is not None:
+                    event.id = self.session.prompt_id
             self.recorder.add(event)
         if self.session is not None:  # the stored prompt carries the user's prepared parts
             stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
@@ -358,24 +371,50 @@ class Run:
             return None
         if self._hooked:
             self._watch.before_model(state)
-        self.tools = self._offered_tools() if offer_tools else {}
-        request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
-                               model_settings=state.model_settings)
-        self.buffer.model_settings = None  # a hook's settings hold for this call only
-        if self.agent.output_adapter is not None:
-            request.output_schema = self.agent.output_adapter.json_schema()
+        request = self._request(offer_tools)
         self._note_model_call()
         if self.recorder.store is not None:  # what the turn recorded so far is on record before the model answers
             await self.recorder.flush()
-        asking = self._ask(request)
-        response = await (self.scope.capturing(self.scope.model_log, asking) if self.scope.model_logs else asking)
+        response = await self._asking(request)
+        if response is None:  # a check beside the call tripped a guardrail: the call was cancelled
+            return None
         state.response = response.to_message()
         self.buffer.hold()
         state.control.rerun_requested = False
         if _AFTER_LLM in self._hooked:
             await self._hooks(_AFTER_LLM)
         message, state.response = state.response, None
-        if state.control.rerun_requested and self.stop_reason is None:
+        return self._settle(message)
+
+    def _request(self, offer_tools: bool) -> ModelRequest:
+        state = self.state
+        self.tools = self._offered_tools() if offer_tools else {}
+        request = ModelRequest(messages=self.view.messages(state), tools=self.agent.specs_for(self.tools),
+                               model_settings=state.model_settings)
+        self.buffer.model_settings = None  # a hook's settings hold for this call only
+        if self.agent.output_adapter is not None:
+            request.output_schema = self.agent.output_adapter.json_schema()
+        return request
+
+    def _asking(self, request: ModelRequest) -> Awaitable[ModelResponse | None]:
+        """The model's answer to `request`, to await: None when a check beside it tripped a guardrail."""
+        asking = self._ask(request)
+        if self.scope.model_logs:
+            asking = self.scope.capturing(self.scope.model_log, asking)
+        if not self.buffer.beside:
+            return asking
+        return ask_beside(asking, self.buffer.take_beside(), self._gate, self._tripped)
+
+    def _settle(self, message: Message) -> Message | None:
+        """The model's message once `after_llm` ran: held back (a guardrail), dropped (a rerun) or recorded."""
+        if self.stop_reason == "guardrail":  # an output guardrail holds the answer back: nobody sees it
+            self._gate.drop()
+            self._answer_id = None
+            self._release_injections()
+            return None
+        if self._gate.held is not None:
+            self._gate.release()
+        if self.state.control.rerun_requested and self.stop_reason is None:
             self._release_injections()
             return None
         self._append(message, author=self.agent.name, event_id=self._answer_id)
@@ -419,6 +458,8 @@ class Run:
         model = self.agent.model
         said: list[str] = []  # the answer's text so far, kept if a cancel cuts it off
         self._answer_id = self.recorder.new_id() if self.recorder.store is not None else None
+        if self._gate.holds_answers:
+            self._gate.hold()
         try:
             if type(model).stream is Model.stream:  # no stream of its own: its answer's deltas, without a generator
                 response = await model.request(request)
@@ -432,7 +473,8 @@ class Run:
                 elif done is None:
                     self._stream_delta(item, said)
         except asyncio.CancelledError:
-            self._keep_cut_off("".join(said))
+            if not self._gate.discarding:
+                self._keep_cut_off("".join(said))
             raise
         if done is None:
             raise ModelError("the model's stream ended without a response", provider=model.provider)
@@ -441,9 +483,16 @@ class Run:
     def _stream_delta(self, delta: TextDelta | ReasoningDelta, said: list[str]) -> None:
         if isinstance(delta, TextDelta):
             said.append(delta.text)
-            self.recorder.delta(self.agent.name, delta.text, self._answer_id)
+            send = self.recorder.delta
         elif self.agent.status.reasoning:
-            self.recorder.reasoning_delta(self.agent.name, delta.text, self._answer_id)
+            send = self.recorder.reasoning_delta
+        else:
+            return
+        held = self._gate.held
+        if held is None:
+            send(self.agent.name, delta.text, self._answer_id)
+        else:  # a guardrail judges the call first
+            held.append(partial(send, self.agent.name, delta.text, self._answer_id))
 
     def _keep_cut_off(self, text: str) -> None:
         """A cancel while the model streamed: what it said so far stays, an answer marked `cut_off`."""
@@ -538,18 +587,24 @@ class Run:
             decision = decisions.get(call.id)
             if decision is None or decision.action != "interrupt":
                 continue
-            item = Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason,
-                                response_schema=decision.response_schema)
-            self.interruptions.append(item)
-            if decision.response_schema is not None:
-                text = f"paused {call.name}: it asks {decision.reason}"
-            else:
-                text = f"paused {call.name} for approval" + (f": {decision.reason}" if decision.reason else "")
-            self._status("agent", text, force=True, interrupted=item.model_dump(exclude_none=True))
+            for inner in decision.inner:  # its sub-agent paused: the sub-agent's calls are what awaits the user
+                self._record_pause(inner, agent=inner.agent, agent_call_id=call.id)
+            if not decision.inner:
+                self._record_pause(Interruption(call_id=call.id, name=call.name, arguments=call.arguments,
+                                                reason=decision.reason, response_schema=decision.response_schema))
         for message in self.buffer.take():  # they join the conversation once the paused calls are answered
             self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))
         self.stop_reason = "interrupted"
+
+    def _record_pause(self, item: Interruption, **where: Any) -> None:
+        self.interruptions.append(item)
+        name = f"{item.agent}'s {item.name}" if item.agent else item.name
+        if item.response_schema is not None:
+            text = f"paused {name}: it asks {item.reason}"
+        else:
+            text = f"paused {name} for approval" + (f": {item.reason}" if item.reason else "")
+        self._status("agent", text, force=True, interrupted=item.model_dump(exclude_none=True), **where)
 
     # -- ending: answers, turn limits, resume ----------------------------------------------
 
@@ -594,12 +649,15 @@ class Run:
         pending = list(self._unanswered.values())
         if not pending:  # the model's answer was never recorded (its process died while it answered): ask again
             return
-        preset = plan_resume(pending, self.approvals or {}, self._log_tail)
-        self.scope.replies = replies(pending, self.approvals or {}, self._log_tail)
+        approvals = self.approvals or {}
+        preset = plan_resume(pending, approvals, self._log_tail)
+        self.scope.replies = replies(pending, approvals, self._log_tail)
+        self.scope.answers = nested_answers(pending, approvals)
         self.tools = self._offered_tools()
         self.buffer.messages.extend(held_messages(self._log_tail))
-        for event in self.audit(pending, self.approvals or {}) if self.audit else ():  # e.g. who decided each call
-            self.recorder.add(event)
+        if self.audit:  # e.g. who decided each call (and each call paused inside a sub-agent)
+            for event in self.audit([*pending, *inner_calls(self._log_tail)], approvals):
+                self.recorder.add(event)
         for call_id, edited in self._edits.items():  # the user's edit is on record before the call runs
             self.recorder.add(edit_event(self._unanswered[call_id], edited, self.scope.user))
             self._unanswered[call_id] = edited
@@ -629,10 +687,25 @@ class Run:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
             self._watch.after_hook(bound.name, point, state, response, self._turn_calls)
+        if self.buffer.trips:
+            self._tripped()
+        if self.buffer.records:  # before injected messages: a compaction's summary stands for what came before
+            for record in self.buffer.take_records():
+                self.recorder.add(record)
         if stop_on_exit and state.control.exit_requested and self.stop_reason is None:
             self.stop_reason = "hook_exit"
         if not self.buffer.holding:
             self._release_injections()
+
+    def _tripped(self) -> bool:
+        """Record the guardrails that tripped; whether the run stops for one (now or before)."""
+        for name, reason, stop, details in self.buffer.take_trips():
+            action = "stop" if stop else "reject"
+            self._status("agent", f"guardrail {name} tripped: {reason}", force=True,
+                         guardrail={"name": name, "reason": reason, "action": action, **details})
+            if stop and self.stop_reason is None:
+                self.stop_reason = "guardrail"
+        return self.stop_reason == "guardrail"
 
     def _append(self, message: Message, *, author: str | None, event_id: str | None = None) -> None:
         list.append(self.state.messages, message)  # the loop's own appends need no check

@@ -29,6 +29,10 @@ class Interruption(BaseModel):
     """For a call whose tool asked the user a question (`RunContext.ask`, e.g. an MCP server's
     elicitation): the JSON schema of the answer, from which a front end renders a form. None for
     an approval."""
+    agent: str | None = None
+    """For a call paused inside a sub-agent (an agent run as a tool, `Agent.as_tool`): that agent's
+    name (the innermost one). Its `call_id` then names the calling run's call and the sub-agent's,
+    `"<call>/<inner call>"`, which the calling agent's `resume` takes. None for a call of this run."""
 
 
 class Reply(BaseModel):
@@ -50,7 +54,7 @@ class RunResult(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     """This run's messages, in order: the prompt, calls, results, answer (not earlier history)."""
     stop_reason: StopReason = "completed"
-    """Why the run stopped: completed, hook_exit, interrupted, max_turns or cancelled."""
+    """Why the run stopped: completed, hook_exit, interrupted, max_turns, cancelled or guardrail."""
     usage: Usage = Field(default_factory=Usage)
     """Tokens, model calls and tool calls of this run."""
     interruptions: list[Interruption] = Field(default_factory=list)

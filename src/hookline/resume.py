@@ -9,6 +9,11 @@ A call whose tool asked the user a question (`RunContext.ask`) runs again on any
 with the user's `Reply` in its context: `{"response": ...}` (or `True`) accepts with that
 answer, `False` or a reason declines, `{"cancel": True}` cancels.
 
+A call whose tool runs a sub-agent that paused (`Agent.as_tool`) stands for the sub-agent's
+paused calls: the log lists them under ids `"<call>/<inner call>"` (with `agent_call_id`
+naming the call), and an answer to any of them runs the call again, the tool handing the
+answers on to the sub-agent's own resumption (`nested_answers`).
+
 An edit of a call's arguments is checked against the tool's schema before anything is
 recorded, and recorded as the user's (`edit_event`) before the call runs: the log keeps the
 model's call as it was made, and the user's change beside it. Whoever resumes may have more
@@ -18,7 +23,7 @@ it under the session's run lock, so only a resumption that applies its decisions
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +39,8 @@ from hookline.tools import Tool
 
 __all__ = [
     "DIED_REASON", "Answer", "Approval", "AuditLines", "check_resumption", "edit_event", "edited_calls",
-    "held_messages", "parse_approvals", "paused_calls", "plan_resume", "replies", "started_calls",
+    "held_messages", "inner_calls", "nested_answers", "parse_approvals", "paused_calls", "plan_resume", "replies",
+    "started_calls",
 ]
 
 Approval = bool | str | Mapping[str, Any]
@@ -115,19 +121,21 @@ def check_resumption(
     approvals: Mapping[str, Answer],
     session_id: str | None,
     tools: Callable[[], Mapping[str, Tool]],
+    log: Sequence[Event] = (),
 ) -> tuple[int, dict[str, ToolCallPart]]:
     """Check a resumption before anything is recorded; answer its turn number and the edited calls.
 
     It needs a run to go on with, approvals that name that run's calls (a typo must not
     pass) and edited arguments that fit their tools (`tools()`, asked only for an edit). A
     call already answered may be named again (resuming twice is harmless); it never runs
-    twice. The turns are numbered on from the run that stopped.
+    twice. The turns are numbered on from the run that stopped. A call paused inside a
+    sub-agent is named by its id in `log` (the events since the paused calls were made).
 
     Raises:
         ConfigError: nothing ran in the session, an approval names a call it never made, or
             edited arguments do not fit their tool.
     """
-    _check_names(messages, unanswered, approvals, session_id)
+    _check_names(messages, unanswered, approvals, session_id, log)
     last_prompt = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
     turn = sum(1 for m in messages[last_prompt + 1 :] if m.role == "assistant")
     if not any(isinstance(answer, dict) and "args" in answer for answer in approvals.values()):
@@ -137,16 +145,22 @@ def check_resumption(
 
 def _check_names(
     messages: Sequence[Message], unanswered: Mapping[str, ToolCallPart], approvals: Mapping[str, Answer],
-    session_id: str | None,
+    session_id: str | None, log: Sequence[Event],
 ) -> None:
     if not messages:
         raise ConfigError(f"session {session_id!r} has nothing to resume: no run was made on it; "
                           "send it a prompt instead")
     unknown = set(approvals) - set(unanswered)
     if unknown:
-        unknown -= {c.id for m in messages if m.role == "assistant" for c in m.tool_calls}
+        made = {c.id for m in messages if m.role == "assistant" for c in m.tool_calls}
+        unknown -= made
+        if unknown:  # a sub-agent's paused call; or one of a call answered since (resuming twice is harmless)
+            answered = made - set(unanswered)
+            unknown = {key for key in unknown if _outer_call(key, answered) is None}
+            unknown -= {call.id for call in inner_calls(log)}
     if unknown:
-        paused = ", ".join(unanswered) or "none"
+        paused = ", ".join(c.call_id for c in _listed(unanswered.values(), _call_history(_since_last_calls(log))))
+        paused = paused or "none"
         raise ConfigError(f"the approvals name call(s) {', '.join(map(repr, sorted(unknown)))} that session "
                           f"{session_id!r} never made; calls awaiting a decision: {paused}")
 
@@ -209,6 +223,12 @@ def plan_resume(
     for call in pending:
         answer = approvals.get(call.id)
         question = history.questions.get(call.id)
+        inner = history.inner.get(call.id)
+        if inner and answer is None:  # paused inside its sub-agent: it runs again on an answer to any of those
+            if not any(_outer_call(key, (call.id,)) for key in approvals):
+                decisions[call.id] = Decision("interrupt", reason=history.reasons.get(call.id, ""),
+                                              inner=tuple(inner.values()))
+            continue
         if answer is None:
             died = call.id in history.started and call.id not in history.paused_since
             reason = DIED_REASON if died else history.reasons.get(call.id, "awaiting approval")
@@ -219,6 +239,32 @@ def plan_resume(
             result = ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
             decisions[call.id] = Decision("deny", result=result, reason=reason)
     return decisions
+
+
+def nested_answers(pending: Sequence[ToolCallPart], approvals: Mapping[str, Answer]) -> dict[str, dict[str, Answer]]:
+    """The answers to calls paused inside sub-agents, by the pending call running each, under the sub-agents' ids."""
+    found: dict[str, dict[str, Answer]] = {}
+    for call in pending:
+        prefix = call.id + "/"
+        inner = {key[len(prefix):]: answer for key, answer in approvals.items() if key.startswith(prefix)}
+        if inner:
+            found[call.id] = inner
+    return found
+
+
+def inner_calls(log: Sequence[Event]) -> list[ToolCallPart]:
+    """The calls paused inside sub-agents since the last calls of `log`, as calls of this run (`"<call>/<inner>"`)."""
+    history = _call_history(_since_last_calls(log))
+    return [ToolCallPart(id=item.call_id, name=item.name, arguments=item.arguments)
+            for paused in history.inner.values() for item in paused.values()]
+
+
+def _outer_call(key: str, call_ids: Iterable[str]) -> str | None:
+    """The call of `call_ids` whose sub-agent's paused call `key` names (`"<call>/<inner call>"`), if any."""
+    for call_id in call_ids:
+        if key.startswith(call_id + "/"):
+            return call_id
+    return None
 
 
 def _runs(answer: Approval) -> bool:
@@ -253,13 +299,22 @@ def _reply(answer: Answer) -> Reply:
 def paused_calls(log: Sequence[Event]) -> list[Interruption]:
     """The calls of a session's log (the `all` view) that await a decision, with their reasons (and questions)."""
     messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
-    pending = open_calls(messages)
-    decisions = plan_resume(pending, {}, log)
-    return [
-        Interruption(call_id=c.id, name=c.name, arguments=c.arguments, reason=decisions[c.id].reason,
-                     response_schema=decisions[c.id].response_schema)
-        for c in pending
-    ]
+    return _listed(open_calls(messages), _call_history(_since_last_calls(log)))
+
+
+def _listed(pending: Iterable[ToolCallPart], history: _History) -> list[Interruption]:
+    """The paused calls as a run lists them: a call paused inside a sub-agent stands for the sub-agent's."""
+    listed: list[Interruption] = []
+    for call in pending:
+        inner = history.inner.get(call.id)
+        if inner:
+            listed.extend(inner.values())
+            continue
+        died = call.id in history.started and call.id not in history.paused_since
+        reason = DIED_REASON if died else history.reasons.get(call.id, "awaiting approval")
+        listed.append(Interruption(call_id=call.id, name=call.name, arguments=call.arguments, reason=reason,
+                                   response_schema=history.questions.get(call.id)))
+    return listed
 
 
 def started_calls(log: Sequence[Event]) -> set[str]:
@@ -295,6 +350,8 @@ class _History:
     """Why each paused call was paused."""
     questions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The answer schema of each paused call that asked the user a question."""
+    inner: dict[str, dict[str, Interruption]] = field(default_factory=dict)
+    """For each call paused inside its sub-agent: the sub-agent's paused calls (of its last pause), by id."""
 
 
 def _call_history(log: Sequence[Event]) -> _History:
@@ -304,12 +361,16 @@ def _call_history(log: Sequence[Event]) -> _History:
             continue
         if event.metadata.get("started"):
             history.started.add(event.metadata["call_id"])
+            history.inner.pop(event.metadata["call_id"], None)  # it runs again: its sub-agent pauses anew
         paused = event.metadata.get("interrupted")
         if isinstance(paused, dict):
-            call_id = paused["call_id"]
+            own = paused["call_id"]
+            call_id = event.metadata.get("agent_call_id") or own  # a sub-agent's paused call pauses this run's call
+            if call_id != own:
+                history.inner.setdefault(call_id, {})[own] = Interruption.model_validate(paused)
+            elif isinstance(paused.get("response_schema"), dict):
+                history.questions[call_id] = paused["response_schema"]
             history.reasons[call_id] = paused.get("reason", "")
             if call_id in history.started:
                 history.paused_since.add(call_id)
-            if isinstance(paused.get("response_schema"), dict):
-                history.questions[call_id] = paused["response_schema"]
     return history

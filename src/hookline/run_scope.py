@@ -13,18 +13,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from hookline.context import RunContext
+from hookline.context import ChildRuns, RunContext
 from hookline.decision import Decision
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.recorder import Recorder
-from hookline.result import Reply
+from hookline.result import Interruption, Reply
 from hookline.state import State
 from hookline.status import LogCapture, current_capture, describe_call, describe_result, install_log_capture
 from hookline.types import StatusSource
@@ -36,9 +36,10 @@ _NO_CONTENT: dict[str, Any] = {"type": "object", "properties": {}}
 
 T = TypeVar("T")
 
-_BOOKKEEPING = ("started", "interrupted", "held_message", "error", "run_end")
+_BOOKKEEPING = ("started", "interrupted", "held_message", "error", "run_end", "child_session_id")
 """Metadata of a sub-agent's loop, misleading in the parent's log: its calls' starts and pauses,
-its failure (which the parent's tool result reports) and its end (the parent's run goes on)."""
+its failure (which the parent's tool result reports), its end (the parent's run goes on) and
+the sessions of its own sub-agents (the parent's children are its own calls' only)."""
 
 
 class RunScope:
@@ -53,8 +54,8 @@ class RunScope:
     """
 
     __slots__ = (
-        "_inputs", "_loop", "_outputs", "_questions", "_thread", "agent_name", "deps", "hook_logs", "model_logs", "on",
-        "recorder", "replies", "state", "tool_logs", "user",
+        "_inputs", "_loop", "_outputs", "_questions", "_thread", "agent_name", "answers", "deps", "hook_logs",
+        "model_logs", "on", "recorder", "replies", "state", "tool_logs", "user",
     )
 
     def __init__(self, recorder: Recorder, state: State, agent_name: str, status: StatusOptions, deps: Any) -> None:
@@ -76,6 +77,8 @@ class RunScope:
         self._thread = 0
         self.replies: dict[str, Reply] = {}
         """The user's replies to the questions of the calls this run resumes, by call id."""
+        self.answers: dict[str, dict[str, Any]] = {}
+        """On resume, the user's answers to calls paused inside sub-agents, by the call of this run that runs each."""
         self._questions: dict[str, Decision] = {}
 
     def bind(self) -> None:
@@ -125,14 +128,33 @@ class RunScope:
             forward=partial(self.forward, via=call.id) if self.recorder.active else None,
             reply=self.replies.get(call.id),
             ask=partial(self._ask, call),
+            child=partial(self._child_runs, call),
         )
 
     def _ask(self, call: ToolCallPart, question: str, response_schema: dict[str, Any] | None) -> None:
         schema = response_schema if response_schema is not None else _NO_CONTENT  # accepted or declined, no more
         self._questions[call.id] = Decision("interrupt", reason=question, response_schema=schema)
 
+    def _child_runs(self, call: ToolCallPart) -> ChildRuns:
+        return ChildRuns(self.recorder.store, self.user, self.answers.get(call.id, {}), partial(self._pause_on, call),
+                         partial(self._link_child, call))
+
+    def _link_child(self, call: ToolCallPart, agent: str, session_id: str, resumed: bool) -> None:
+        """"researcher: runs in session s-1.c1": the calling run's side of a child session's link."""
+        text = f"{agent}: {'goes on' if resumed else 'runs'} in session {session_id}"
+        self.status("agent", text, author=agent, force=True, agent=agent, agent_call_id=call.id,
+                    child_session_id=session_id)
+
+    def _pause_on(self, call: ToolCallPart, agent: str, paused: Sequence[Interruption]) -> None:
+        """Pause `call` on the paused calls of sub-agent `agent`, listed under ids prefixed with the call's."""
+        inner = tuple(
+            item.model_copy(update={"call_id": f"{call.id}/{item.call_id}", "agent": item.agent or agent})
+            for item in paused
+        )
+        self._questions[call.id] = Decision("interrupt", reason=f"{agent} awaits a decision", inner=inner)
+
     def take_questions(self) -> dict[str, Decision]:
-        """The calls whose tools asked the user a question (`RunContext.ask`) since the last take, as pauses."""
+        """The calls whose tools asked the user a question (`RunContext.ask`) or whose sub-agents paused, as pauses."""
         questions, self._questions = self._questions, {}
         return questions
 

@@ -11,10 +11,14 @@ the running agent without importing its class, as Starlette's `Request.app` does
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import uuid
+from collections.abc import Awaitable, Mapping
 from typing import Any, SupportsIndex
 
+from hookline.compaction import COMPACTION_AUTHOR, COMPACTION_KEY
 from hookline.decision import Decision
+from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models.base import ModelSettings
@@ -269,6 +273,54 @@ class State:
         """In `before_tool`: pause the run for human approval of this call (needs a session to resume)."""
         self._pending_call(call_id, "interrupt")
         self._buffer.decisions[call_id] = Decision("interrupt", reason=reason)
+
+    def compact(self, cut: int, summary: Message, **details: Any) -> None:
+        """Replace the first `cut` messages of the conversation with `summary`, and record the compaction.
+
+        Once the hooks of this point have run, the loop records `summary` in the log as a
+        message authored "compaction", whose `metadata["compaction"]` holds an `id`, how many
+        messages it `replaced`, how many it `kept` after it, and `details`. The log keeps
+        every message; the next run on the session (in any process, or a fork) starts from
+        the summary and the kept messages, without summarising again, until the compaction is
+        undone (`hookline.prompt_view.compacted`).
+
+        Raises:
+            ValueError: `cut` keeps nothing or replaces nothing, or parts tool results from their call.
+        """
+        messages = self._messages
+        if not 0 < cut < len(messages) or messages[cut].role == "tool":
+            raise ValueError(f"state.compact({cut}): the cut must keep the last message and never part tool "
+                             f"results from their call (a conversation of {len(messages)} messages)")
+        record = {"id": uuid.uuid4().hex, "replaced": cut, "kept": len(messages) - cut, **details}
+        messages[:cut] = [summary]
+        self._buffer.records.append(Event(author=COMPACTION_AUTHOR, kind="message", role=summary.role,
+                                          parts=list(summary.parts), metadata={COMPACTION_KEY: record}))
+
+    def trip_guardrail(self, name: str, reason: str, *, stop: bool = True, **details: Any) -> None:
+        """Record that guardrail `name` tripped, and why; with `stop`, end the run (`stop_reason="guardrail"`).
+
+        Once the hooks of this point have run, the loop records the trip: a status line
+        "guardrail no_pii tripped: ..." (a marker with agent status off) whose
+        `metadata["guardrail"]` holds `name`, `reason`, `action` ("stop" or "reject") and
+        `details`. A stop from `after_llm` holds the model's message back: it never joins the
+        conversation nor the log. Without `stop` the run goes on (e.g. a tool guardrail that
+        answered the call with `skip_tool`). The hooks of `hookline.hooklib.guardrails` call it.
+        """
+        self._buffer.trips.append((str(name), str(reason), stop, details))
+
+    def run_beside_model(self, check: Awaitable[None], name: str = "check") -> None:
+        """In `before_llm`: run `check` while the model answers this call, instead of before it.
+
+        The model's streamed text is held until every such check has ended; a check that
+        trips a guardrail (`trip_guardrail`) cancels the model call, and nothing of its
+        answer reaches the log or a stream. A check that raises fails the run (`HookError`,
+        naming `name`).
+        """
+        if self.point is not HookPoint.BEFORE_LLM:
+            if inspect.iscoroutine(check):
+                check.close()  # never to be awaited: no "never awaited" warning
+            raise RuntimeError(f"state.run_beside_model() can only be called in before_llm, not in {self.point}")
+        self._buffer.beside.append((name, check))
 
     def _pending_call(self, call_id: str, method: str) -> ToolCallPart:
         if self.point is not HookPoint.BEFORE_TOOL:

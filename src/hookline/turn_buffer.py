@@ -10,17 +10,24 @@ its result.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import Any
+
 from hookline.decision import Decision
+from hookline.events import Event
 from hookline.messages import Message, ToolResultPart
 from hookline.models.base import ModelSettings
 
-__all__ = ["TurnBuffer"]
+__all__ = ["Trip", "TurnBuffer"]
+
+Trip = tuple[str, str, bool, dict[str, Any]]
+"""A guardrail's trip: its name, the reason, whether it stops the run, and details for the record."""
 
 
 class TurnBuffer:
     """Injected messages, per-call decisions and the tool result in hand, between hooks and the loop."""
 
-    __slots__ = ("decisions", "holding", "messages", "model_settings", "tool_result")
+    __slots__ = ("beside", "decisions", "holding", "messages", "model_settings", "records", "tool_result", "trips")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -33,6 +40,12 @@ class TurnBuffer:
         """In `after_tool`: the result of the call being handled (hooks may replace it)."""
         self.model_settings: ModelSettings | None = None
         """What `before_llm` hooks set for the coming model call, laid over the run's settings."""
+        self.trips: list[Trip] = []
+        """Guardrails that tripped (`State.trip_guardrail`), for the loop to record (and stop on)."""
+        self.beside: list[tuple[str, Awaitable[None]]] = []
+        """Checks to run beside the coming model call (`State.run_beside_model`), by name."""
+        self.records: list[Event] = []
+        """Events hooks had recorded through the state (a compaction's summary), for the loop to write."""
 
     def inject(self, message: Message) -> None:
         """Queue `message`; the loop appends it when the messages are released."""
@@ -51,3 +64,18 @@ class TurnBuffer:
         """Hand over the waiting messages and keep holding (a paused turn records them for later)."""
         messages, self.messages = self.messages, []
         return messages
+
+    def take_trips(self) -> list[Trip]:
+        """Hand over the trips recorded since the last take."""
+        trips, self.trips = self.trips, []
+        return trips
+
+    def take_beside(self) -> list[tuple[str, Awaitable[None]]]:
+        """Hand over the checks queued for the coming model call."""
+        checks, self.beside = self.beside, []
+        return checks
+
+    def take_records(self) -> list[Event]:
+        """Hand over the events to record."""
+        records, self.records = self.records, []
+        return records

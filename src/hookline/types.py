@@ -10,8 +10,8 @@ JSONObject: TypeAlias = dict[str, Any]
 Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
 """Who speaks a message."""
 
-StopReason: TypeAlias = Literal["completed", "hook_exit", "interrupted", "max_turns", "cancelled"]
-"""Why a run stopped."""
+StopReason: TypeAlias = Literal["completed", "hook_exit", "interrupted", "max_turns", "cancelled", "guardrail"]
+"""Why a run stopped ("guardrail": a guardrail tripped, `State.trip_guardrail`)."""
 
 EventKind: TypeAlias = Literal["message", "status", "marker", "delta"]
 """What an event is: a conversation message, a status line, a bookkeeping marker (in the `all`

@@ -21,8 +21,8 @@ from a2a.utils.proto_utils import validate_proto_required_fields
 
 from hookline import Event
 from hookline.server import create_app
-from hookline.types import View
 from hookline.sessions.sqlite import SQLiteSessionStore
+from hookline.types import View
 from server.live import LiveServer
 from waiting import DEADLINE, await_until
 

@@ -17,10 +17,11 @@ import httpx
 import pytest
 
 from hookline import Agent
+from hookline.hooklib import OutputGuardrail
 from hookline.sessions import SessionStore
 from node_kit import node_output, run_node
 
-from .agent import DANGER_LOG
+from .agent import DANGER_LOG, make_agent
 from .live import LiveServer
 from .live_agents import LiveModel, steps, told
 
@@ -84,6 +85,21 @@ async def test_the_stream_is_framed_as_the_ai_sdk_reads_it(server: LiveServer) -
     chunks = [json.loads(f.removeprefix("data: ")) for f in frames[:-1]]
     assert chunks[0] == {"type": "start", "messageId": "u1:reply"}
     assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
+
+
+async def test_an_answer_a_guardrail_holds_back_finishes_as_content_filtered(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    agent = make_agent(store)
+    guarded = agent.clone(hooks={**agent.hooks, "after_llm": [OutputGuardrail(lambda _: "not today")]})
+    server = make_server(agent=guarded)
+    body = {"id": f"c-{uuid.uuid4().hex[:8]}", "trigger": "submit-message",
+            "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}]}
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        response = await http.post("/v1/ai-sdk/chat", json=body)
+    chunks = [json.loads(f.removeprefix("data: ")) for f in response.text.split("\n\n") if f and f != "data: [DONE]"]
+    assert chunks[-1] == {"type": "finish", "finishReason": "content-filter"}
+    assert not [c for c in chunks if c["type"] == "text-delta"], "the held-back answer never streamed"
 
 
 async def test_bad_chat_requests_answer_clear_errors(server: LiveServer) -> None:

@@ -119,7 +119,8 @@ def format_output(output: Any) -> str:
 
 
 def describe_interruption(item: Interruption) -> str:
-    """Describe a paused call: `paused add(a=1, b=2) [call c1] for approval: reason`."""
+    """Describe a paused call: `paused add(a=1, b=2) [call c1] for approval: reason` (`researcher's add(...)`)."""
     call = ToolCallPart(id=item.call_id, name=item.name, arguments=item.arguments)
     shown = describe_call(call, inputs=True).removeprefix("running ")
-    return f"paused {shown} [call {item.call_id}] for approval" + (f": {item.reason}" if item.reason else "")
+    whose = f"{item.agent}'s " if item.agent else ""
+    return f"paused {whose}{shown} [call {item.call_id}] for approval" + (f": {item.reason}" if item.reason else "")

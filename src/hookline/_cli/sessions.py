@@ -1,4 +1,4 @@
-"""`hookline sessions list|show|rm|export`: read and delete stored sessions.
+"""`hookline sessions list|show|rm|export`: read and delete stored sessions (and export one as an eval case).
 
 Reading never creates a database, nor its tables: a SQLite file that does not exist, or a
 PostgreSQL database without hookline's tables, holds no sessions (and is left as it was).
@@ -87,10 +87,19 @@ def show_session(db: str | None, session_id: str, *, console: Console) -> None:
 _EXPORT_PAGE = 1000  # events read from the store at a time: a long session is never held whole
 
 
-def export_session(db: str | None, session_id: str) -> None:
-    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`, a page at a time."""
+def export_session(db: str | None, session_id: str, *, as_case: str | None = None) -> None:
+    """Print a session's whole log (view `all`, markers left out) as JSON lines of `Event`, a page at a time.
+
+    With `as_case` (a name), print instead the eval case the session makes (`Case.of_session`), as JSON.
+    """
 
     async def fetch(store: SessionStore) -> None:
+        if as_case is not None:
+            from hookline.evals import Case
+
+            events = await store.events(session_id, view="all")
+            print(Case.of_session(events, as_case, source=session_id).model_dump_json(indent=2), flush=True)
+            return
         after = 0
         while True:
             page = await store.page(session_id, view="all", after_seq=after, limit=_EXPORT_PAGE)

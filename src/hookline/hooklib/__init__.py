@@ -1,4 +1,4 @@
-"""Ready hooks for common needs: budgets, required tools, large results, windows, approvals.
+"""Ready hooks for common needs: budgets, required tools, large results, windows, approvals, guardrails.
 
 Each is an object with `run(state)` (and `run_async` where it awaits), registered at the
 hook point its docstring names:
@@ -15,8 +15,12 @@ agent = Agent(
 
 from hookline.hooklib.approval import RequireApproval
 from hookline.hooklib.budget import Budget
+from hookline.hooklib.guardrails import InputGuardrail, OutputGuardrail, ToolGuardrail
 from hookline.hooklib.offload import OffloadLargeResults
 from hookline.hooklib.require_tool import RequireTool
 from hookline.hooklib.window import Compaction, SlidingWindow
 
-__all__ = ["Budget", "Compaction", "OffloadLargeResults", "RequireApproval", "RequireTool", "SlidingWindow"]
+__all__ = [
+    "Budget", "Compaction", "InputGuardrail", "OffloadLargeResults", "OutputGuardrail", "RequireApproval",
+    "RequireTool", "SlidingWindow", "ToolGuardrail",
+]

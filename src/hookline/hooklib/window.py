@@ -3,23 +3,25 @@
 Both cut the conversation at one index and change only what comes before it, so the rule
 that keeps them valid is about that index alone: a cut never lands on a tool message.
 Tool results come right after their call, so a cut before a non-tool message takes each
-call with all of its results or leaves both. Both change only what the model sees (the
-live `state.messages`); the session log keeps every message.
+call with all of its results or leaves both. Both change what the model sees (the live
+`state.messages`), and the session log keeps every message; a compaction is recorded in the
+log too (its summary), so the next runs on the session start from it.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hookline.errors import ConfigError
+from hookline.hook_points import HookPoint
 from hookline.messages import Message
 
 if TYPE_CHECKING:
     from hookline.state import State
 
-__all__ = ["Compaction", "SlidingWindow", "Summarizer", "safe_cut"]
+__all__ = ["TOKENS_KEY", "Compaction", "SlidingWindow", "Summarizer", "safe_cut"]
 
 Summarizer = Callable[[list[Message]], str | Awaitable[str]]
 """A plain or async function turning the older messages into a summary."""
@@ -105,16 +107,25 @@ class SlidingWindow:
 
 
 class Compaction:
-    """A hook that replaces the older part of a long conversation with a summary.
+    """A hook that replaces the older part of a long conversation with a summary, kept in the log.
 
     Register it at `before_llm`. When the conversation holds more than `trigger_messages`
-    messages, everything but the last `keep_last` (or a few more, so as never to cut
-    between a tool call and its results) is passed to `summarize`, and replaced by one
-    user message `"Summary of earlier conversation: ..."`. A previous summary is part of
-    the older messages, so summaries roll forward. `summarize` may be async, e.g. another
-    agent: `lambda msgs: summarizer.prompt(render(msgs))` then reading `.output`.
+    messages, or (with `trigger_tokens`) the last model call's prompt and answer came to more
+    tokens than that, as the model reported them, everything but the last `keep_last`
+    messages (or a few more, so as never to cut between a tool call and its results) is
+    passed to `summarize`, and replaced by one user message `"Summary of earlier
+    conversation: ..."`. A previous summary is part of the older messages, so summaries roll
+    forward. `summarize` may be async, e.g. another agent: `lambda msgs:
+    summarizer.prompt(render(msgs))` then reading `.output`.
 
-    Only the live conversation is compacted; the session log keeps every message.
+    The summary is recorded in the session's log (`State.compact`): the next run on the
+    session, in any process or a fork, starts from it without summarising again, until a
+    user undoes it (`hookline.compaction.undo_compaction`). The log keeps every message.
+
+    The token trigger needs the hook at `after_llm` too, where it notes each call's tokens as
+    the model reported them in `state.data[TOKENS_KEY]` (saved with the session, so the next
+    run's first call knows the last one's size); registered without it, a run fails at once
+    (`HookError` from a `ConfigError` that says so).
 
     Example:
         ```python
@@ -124,35 +135,52 @@ class Compaction:
         agent = Agent(
             model=..., hooks={"before_llm": [Compaction(summarize, trigger_messages=30, keep_last=10)]}
         )
+        by_tokens = Compaction(summarize, trigger_tokens=50_000)
+        agent = Agent(model=..., hooks={"before_llm": [by_tokens], "after_llm": [by_tokens]})
         ```
 
     Args:
         summarize: A plain or async function from the older messages to a summary text.
         trigger_messages: Compact when the conversation holds more messages than this.
         keep_last: How many of the newest messages to keep as they are (at least 1).
+        trigger_tokens: Also compact when the last model call's input and output tokens,
+            as the model reported them, came to more than this (None: no token trigger).
 
     """
 
-    def __init__(self, summarize: Summarizer, trigger_messages: int = 40, keep_last: int = 10) -> None:
+    def __init__(
+        self, summarize: Summarizer, trigger_messages: int = 40, keep_last: int = 10, *,
+        trigger_tokens: int | None = None,
+    ) -> None:
         if not callable(summarize):
             raise ConfigError(f"Compaction needs a summarize function, not {type(summarize).__name__}")
         self.summarize = summarize
         self.keep_last = _positive("Compaction", "keep_last", keep_last)
         self.trigger_messages = _positive("Compaction", "trigger_messages", trigger_messages, keep_last + 1)
+        self.trigger_tokens = None if trigger_tokens is None else _positive("Compaction", "trigger_tokens",
+                                                                             trigger_tokens)
 
     def __repr__(self) -> str:
-        return f"Compaction(trigger_messages={self.trigger_messages}, keep_last={self.keep_last})"
+        tokens = f", trigger_tokens={self.trigger_tokens}" if self.trigger_tokens is not None else ""
+        return f"Compaction(trigger_messages={self.trigger_messages}, keep_last={self.keep_last}{tokens})"
 
-    def cut(self, messages: Sequence[Message]) -> int | None:
-        """How many leading messages to summarise, or None when it is not time to compact."""
-        if len(messages) <= self.trigger_messages:
+    def cut(self, messages: Sequence[Message], tokens: int = 0) -> int | None:
+        """How many leading messages to summarise, or None when it is not time to compact.
+
+        `tokens`: the last model call's tokens, for the token trigger.
+        """
+        over_tokens = self.trigger_tokens is not None and tokens > self.trigger_tokens
+        if len(messages) <= self.trigger_messages and not over_tokens:
             return None
         cut = safe_cut(messages, len(messages) - self.keep_last)
         return cut if cut >= 2 else None
 
     def run(self, state: State) -> None:
         """Compact with a plain `summarize` (the loop calls `run_async`, which takes both kinds)."""
-        cut = self.cut(state.messages)
+        if state.point is HookPoint.AFTER_LLM:
+            _note_usage(state)
+            return
+        cut, trigger = self._due(state)
         if cut is None:
             return
         summary = self.summarize(list(state.messages[:cut]))
@@ -160,18 +188,45 @@ class Compaction:
             summary.close()
         if not isinstance(summary, str):
             raise TypeError("summarize returned an awaitable; call Compaction.run_async (the loop does)")
-        self._replace(state, cut, summary)
+        state.compact(cut, Message.user(SUMMARY_PREFIX + summary), trigger=trigger)
 
     async def run_async(self, state: State) -> None:
-        """Compact, awaiting `summarize` if it is async."""
-        cut = self.cut(state.messages)
+        """Compact, awaiting `summarize` if it is async (at `after_llm`: note the call's tokens)."""
+        if state.point is HookPoint.AFTER_LLM:
+            _note_usage(state)
+            return
+        cut, trigger = self._due(state)
         if cut is None:
             return
         summary = self.summarize(list(state.messages[:cut]))
         if inspect.isawaitable(summary):
             summary = await summary
-        self._replace(state, cut, str(summary))
+        state.compact(cut, Message.user(SUMMARY_PREFIX + str(summary)), trigger=trigger)
 
-    @staticmethod
-    def _replace(state: State, cut: int, summary: str) -> None:
-        state.messages[:cut] = [Message.user(SUMMARY_PREFIX + summary)]
+    def _due(self, state: State) -> tuple[int | None, str]:
+        tokens = 0
+        if self.trigger_tokens is not None:
+            if state.usage.model_calls == 0 and not self._noted_by(state.agent):
+                raise ConfigError("Compaction(trigger_tokens=...) learns each call's tokens at after_llm: register "
+                                  'it there too, e.g. hooks={"before_llm": [compaction], "after_llm": [compaction]}')
+            seen = state.data.get(TOKENS_KEY)
+            tokens = int(seen.get("last", 0)) if isinstance(seen, dict) else 0
+        cut = self.cut(state.messages, tokens)
+        return cut, "messages" if len(state.messages) > self.trigger_messages else "tokens"
+
+    def _noted_by(self, agent: Any) -> bool:
+        """Whether `agent` runs this hook at `after_llm` too (checked once a run)."""
+        return any(bound.hook is self for bound in agent.hooks.get(HookPoint.AFTER_LLM, ()))
+
+
+TOKENS_KEY = "hookline.compaction"
+"""`state.data` key: `{"tokens", "last"}`: the run's tokens so far, and the last model call's (input and output)."""
+
+
+def _note_usage(state: State) -> None:
+    """After a model call: its tokens (input and output, as reported), from the run's usage so far."""
+    usage = state.usage
+    seen = state.data.get(TOKENS_KEY)
+    before = int(seen.get("tokens", 0)) if isinstance(seen, dict) and usage.model_calls > 1 else 0
+    total = usage.input_tokens + usage.output_tokens
+    state.data[TOKENS_KEY] = {"tokens": total, "last": total - before}

@@ -7,7 +7,8 @@ of other processes sharing the store: `watcher` follows their logs, `live_bus` c
 live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files), `inspect_routes` (the
-inspector's routes: titles, timelines, model calls, forks) and `readiness` (`/readyz`).
+inspector's routes: titles, timelines, model calls, forks), `children` (the sessions of a
+session's sub-agents), `compactions` (undoing a compaction) and `readiness` (`/readyz`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from hookline.agent import Agent
 from hookline.errors import ConfigError
 from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.blob_routes import blob_api
+from hookline.server.children import children_api
+from hookline.server.compactions import compactions_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
@@ -108,6 +111,8 @@ def create_app(
     app.include_router(api)
     app.include_router(blob_api)
     app.include_router(inspect_api)
+    app.include_router(children_api)
+    app.include_router(compactions_api)
     app.include_router(ag_ui_api)
     app.include_router(ai_sdk_api)
     app.include_router(public)

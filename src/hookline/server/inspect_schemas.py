@@ -58,6 +58,8 @@ class Span(BaseModel):
     """A tool call that failed or was refused."""
     ran: bool = True
     """False for a tool call answered without running (denied, skipped, not run)."""
+    child_session_id: str | None = None
+    """For a tool call that ran a sub-agent (`Agent.as_tool`): the child session it ran in."""
 
 
 class RunTimeline(BaseModel):

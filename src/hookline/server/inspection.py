@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from hookline.agent import Agent
+from hookline.compaction import compacted_log
 from hookline.conversation import user_actions_as_text
 from hookline.events import Event, run_end
 from hookline.messages import Message, ToolResultPart
@@ -31,8 +32,8 @@ __all__ = ["CallEvents", "model_calls", "rebuild_call", "runs_of", "title_of", "
 _CALLING = re.compile(r"turn (\d+): calling model")
 _ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
 _TITLE_CHARS = 80
-_NOTE_MESSAGES = ("messages: rebuilt from the log; a hook that changed the conversation before this call "
-                  "(e.g. a sliding window or a compaction) is not on record")
+_NOTE_MESSAGES = ("messages: rebuilt from the log (from its compaction in effect then, if any); a hook that "
+                  "changed the conversation before this call otherwise (e.g. a sliding window) is not on record")
 _NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"
 
 
@@ -190,6 +191,10 @@ def _tool_spans(events: Sequence[Event]) -> list[Span]:
         if event.kind != "message" and event.metadata.get("started") and isinstance(call_id, str):
             spans[call_id] = Span(kind="tool", name=event.author, seq=event.seq or 0, started_at=when(event),
                                   call_id=call_id)
+        elif isinstance(child := event.metadata.get("child_session_id"), str) and event.kind != "message":
+            span = spans.get(str(event.metadata.get("agent_call_id")))
+            if span is not None:  # the call runs a sub-agent: the inspector opens its session under it
+                span.child_session_id = child
         elif event.kind == "message" and event.role == "tool":
             for result in (p for p in event.parts if isinstance(p, ToolResultPart)):
                 _close_tool_span(spans, result, event)
@@ -217,8 +222,8 @@ def _ms_between(start: datetime | None, end: datetime | None) -> float | None:
 def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: CallEvents) -> ModelCall:
     """Rebuild model call `call` of a session's log (the `all` view): what it was sent and answered."""
     first = min(call.seqs)
-    messages = [user_actions_as_text(e.to_message()) for e in events
-                if e.kind == "message" and not e.partial and e.seq is not None and e.seq < first]
+    before = [e for e in events if e.seq is not None and e.seq < first]
+    messages = [user_actions_as_text(e.to_message()) for e in compacted_log(before)]
     notes = [_NOTE_MESSAGES]
     system = _instructions(agent, notes)
     tools = _tools(agent, notes)

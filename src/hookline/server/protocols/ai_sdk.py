@@ -52,6 +52,8 @@ STATUS_PART = "data-status"
 """The type of the data parts that carry status lines."""
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "x-vercel-ai-ui-message-stream": "v1"}
 _DONE = b"data: [DONE]\n\n"
+_FINISH_REASONS = {"interrupted": "tool-calls", "max_turns": "length", "guardrail": "content-filter"}
+"""The AI SDK's finish reason for how a run ended; any other end is "stop"."""
 
 
 def reply_id(prompt_id: str) -> str:
@@ -200,8 +202,7 @@ class AISDKTranslator(Translator):
             return [*out, {"type": "error", "errorText": text}, {"type": "finish", "finishReason": "error"}]
         if ended == "cancelled":
             return [*out, {"type": "abort", "reason": "cancelled"}]
-        reason = "tool-calls" if ended == "interrupted" else "length" if ended == "max_turns" else "stop"
-        return [*out, {"type": "finish", "finishReason": reason}]
+        return [*out, {"type": "finish", "finishReason": _FINISH_REASONS.get(ended or "", "stop")}]
 
     # -- steps, text and reasoning ---------------------------------------------------------------
 

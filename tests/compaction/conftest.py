@@ -1,0 +1,5 @@
+"""The stores the compaction tests run on (`tests/backends.py`)."""
+
+from backends import backend, shared, store
+
+__all__ = ["backend", "shared", "store"]
