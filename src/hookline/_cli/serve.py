@@ -54,11 +54,13 @@ if TYPE_CHECKING:
     from hookline.server.runs import RunManager
 
 __all__ = [
-    "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback",
+    "MEMORY", "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback",
     "load_tokens", "logging_to_stderr", "serve_command",
 ]
 
 TOKENS_ENV = "HOOKLINE_TOKENS"
+MEMORY = ":memory:"
+"""`--db :memory:`: sessions in the server's memory (a `InMemorySessionStore`), lost when it stops."""
 
 SHUTDOWN_GRACE = 0.5
 """Seconds running runs get to finish after Ctrl-C before they are cancelled."""
@@ -128,7 +130,9 @@ def bind(host: str, port: int) -> socket.socket:
 
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets of that protocol,
+    # and without it a kept-alive request's body waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
@@ -157,7 +161,7 @@ def serve_command(options: ServeOptions) -> ExitCode:
     agent = build_agent(options.agent, options.model)
     deps = _deps_factory(agent, options)
     with bind(options.host, options.port) as sock:
-        store = open_store(store_location(options.db))
+        store = _open_store(store_location(options.db))
         app = _create_app(agent, store, tokens, deps)
         stderr = Console(stderr=True, highlight=False)
         where = f"[{options.host}]" if ":" in options.host else options.host
@@ -222,6 +226,15 @@ def _close_runs(runs: RunManager) -> None:
 
 
 _closing: set[asyncio.Future[None]] = set()  # keeps the task alive until it is done
+
+
+def _open_store(location: str) -> SessionStore:
+    """The store at `location`; `:memory:` keeps the sessions in this process, gone when it ends."""
+    if location == MEMORY:
+        from hookline.sessions.memory import InMemorySessionStore
+
+        return InMemorySessionStore()
+    return open_store(location)
 
 
 def _require(module: str) -> Any:
