@@ -25,3 +25,35 @@ def test_db_memory_keeps_the_sessions_in_the_server_and_writes_no_file(tmp_path:
     finally:
         served.stop()
     assert list(tmp_path.iterdir()) == [], "no SQLite file named ':memory:' (or any other)"
+
+
+def test_the_access_log_is_off_unless_asked_for(tmp_path: Path) -> None:
+    quiet, loud = Served(AGENT, ":memory:", tmp_path), Served(AGENT, ":memory:", tmp_path, "--access-log")
+    try:
+        for served in (quiet, loud):
+            assert httpx.get(f"{served.wait_url()}/healthz").status_code == 200
+    finally:
+        quiet.stop()
+        loud.stop()
+    assert "GET /healthz HTTP/1.1" not in quiet.stderr
+    assert "GET /healthz HTTP/1.1" in loud.stderr
+
+
+@pytest.mark.parametrize(("flags", "engine"), [
+    ((), "uvloop, httptools"),
+    (("--loop", "asyncio", "--http", "h11"), "asyncio, h11"),
+])
+def test_the_event_loop_and_http_parser_are_uvloop_and_httptools_when_installed(
+    tmp_path: Path, flags: tuple[str, ...], engine: str
+) -> None:
+    pytest.importorskip("uvloop")
+    pytest.importorskip("httptools")
+    served = Served(AGENT, ":memory:", tmp_path, *flags)
+    try:
+        url = served.wait_url()
+        session = httpx.post(f"{url}/v1/sessions", json={}).json()["id"]
+        run = httpx.post(f"{url}/v1/sessions/{session}/runs", json={"prompt": "hello"}, timeout=30)
+        assert run.status_code == 200, run.text
+    finally:
+        served.stop()
+    assert f"; {engine})" in served.stderr

@@ -71,8 +71,11 @@ def _get_health(client: socket.socket) -> bytes:
     return answer.split()[1]
 
 
-def test_every_accepted_connection_has_tcp_nodelay(tmp_path: Path) -> None:
-    served = Served(AGENT, str(tmp_path / "s.db"), tmp_path)
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_every_accepted_connection_has_tcp_nodelay(tmp_path: Path, loop: str) -> None:
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    served = Served(AGENT, str(tmp_path / "s.db"), tmp_path, "--loop", loop)
     try:
         port = int(served.wait_url().rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port)) as client:  # one connection, kept alive

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,8 @@ _STOP_LIMIT = 1.8
 
 _BACKLOG = 2048  # connections waiting to be accepted, as uvicorn's default
 
+LoopFactory = Callable[[], asyncio.AbstractEventLoop]
+
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _LOGGERS = ("hookline", "uvicorn")
 
@@ -86,6 +89,12 @@ class ServeOptions:
     tokens_file: Path | None = None
     deps: str | None = None
     log_level: str = "info"
+    access_log: bool = False
+    """One line per request on stderr (uvicorn's access log): off unless asked for, as it costs on every request."""
+    loop: str = "auto"
+    """The event loop: "uvloop", "asyncio", or "auto" (uvloop when installed: the `fast` extra)."""
+    http: str = "auto"
+    """The HTTP parser: "httptools", "h11", or "auto" (httptools when installed: the `fast` extra)."""
 
 
 def load_tokens(tokens_file: Path | None) -> dict[str, str]:
@@ -160,18 +169,20 @@ def serve_command(options: ServeOptions) -> ExitCode:
     uvicorn = _require("uvicorn")
     agent = build_agent(options.agent, options.model)
     deps = _deps_factory(agent, options)
+    loop_factory, http = _loop_factory(options.loop), _http_parser(options.http)
     with bind(options.host, options.port) as sock:
         store = _open_store(store_location(options.db))
         app = _create_app(agent, store, tokens, deps)
         stderr = Console(stderr=True, highlight=False)
         where = f"[{options.host}]" if ":" in options.host else options.host
         url = f"http://{where}:{sock.getsockname()[1]}"
-        stderr.print(redact(f"serving agent {agent.name!r} on {url} (sessions: {store!r})"), soft_wrap=True)
+        engine = f"{'uvloop' if loop_factory is not asyncio.new_event_loop else 'asyncio'}, {http}"
+        stderr.print(redact(f"serving agent {agent.name!r} on {url} (sessions: {store!r}; {engine})"), soft_wrap=True)
         if not tokens:
             stderr.print(f"no tokens configured: listening on loopback only; set {TOKENS_ENV}=token:user,... "
                          "or --tokens-file to require bearer tokens", style="yellow", soft_wrap=True)
         with logging_to_stderr(options.log_level):
-            _serve(uvicorn, app, options, sock)
+            _serve(uvicorn, app, options, sock, (loop_factory, http))
     return ExitCode.OK
 
 
@@ -198,14 +209,18 @@ def logging_to_stderr(level: str) -> Iterator[None]:
             logging.getLogger(name).setLevel(before)
 
 
-def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket) -> None:
+def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket, engine: tuple[LoopFactory, str]) -> None:
+    loop_factory, http = engine
     # log_config=None: uvicorn adds no handler of its own, its records reach the redacting one
     config = uvicorn.Config(app, host=options.host, port=sock.getsockname()[1], log_config=None,
-                            log_level=options.log_level)
+                            log_level=options.log_level, access_log=options.access_log, http=http, ws="none")
     server = uvicorn.Server(config)
     stop = server.handle_exit
     runs: RunManager = app.state.hookline.runs
-    with CommandLoop() as loop:
+    # What is loaded by now (the app, its routes and schemas, the libraries) lives as long as
+    # the process: out of the collector's sight, a full collection no longer walks it all.
+    gc.freeze()
+    with CommandLoop(loop_factory=loop_factory) as loop:
 
         def handle_exit(signum: int, frame: Any) -> None:
             if server.should_exit:  # a second Ctrl-C: no more waiting
@@ -226,6 +241,33 @@ def _close_runs(runs: RunManager) -> None:
 
 
 _closing: set[asyncio.Future[None]] = set()  # keeps the task alive until it is done
+
+
+def _loop_factory(name: str) -> LoopFactory:
+    """The event loop `--loop` names; "auto": uvloop's when it is installed."""
+    if name == "asyncio":
+        return asyncio.new_event_loop
+    try:
+        import uvloop
+    except ImportError as exc:
+        if name == "uvloop":
+            raise ConfigError(f"--loop uvloop needs uvloop: pip install 'hookline[fast]' ({exc})") from exc
+        return asyncio.new_event_loop
+    factory: LoopFactory = uvloop.new_event_loop
+    return factory
+
+
+def _http_parser(name: str) -> str:
+    """The HTTP implementation `--http` names, as uvicorn calls it; "auto": httptools when it is installed."""
+    if name == "h11":
+        return "h11"
+    try:
+        import httptools  # noqa: F401 - only whether it imports
+    except ImportError as exc:
+        if name == "httptools":
+            raise ConfigError(f"--http httptools needs httptools: pip install 'hookline[fast]' ({exc})") from exc
+        return "h11"
+    return "httptools"
 
 
 def _open_store(location: str) -> SessionStore:
