@@ -55,7 +55,7 @@ from hookline.resume import (
 )
 from hookline.run_scope import RunScope
 from hookline.sessions._codec import encode_state
-from hookline.sessions.base import SessionStore
+from hookline.sessions.base import RunHold, SessionStore
 from hookline.state import State
 from hookline.status import describe_answer, describe_reasoning
 from hookline.tool_runner import ToolRunner
@@ -161,10 +161,12 @@ class Run:
     async def _execute_in_session(self) -> RunResult:
         contexts = current_contexts.set(self.scope.tool_context)  # where this run's tool calls find their context
         try:
-            if self.session is None:
+            target = self.session
+            if target is None:
                 return await self._execute()
-            async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
-                return await self._execute()
+            async with target.store.hold_for_run(target.session_id, user=target.user, create=target.create,
+                                                 app=self.agent.app, timeout=target.wait) as hold:
+                return await self._execute(hold)
         finally:
             current_contexts.reset(contexts)
 
@@ -176,13 +178,14 @@ class Run:
         if self._task is not None and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._task.cancel)
 
-    async def _execute(self) -> RunResult:
+    async def _execute(self, hold: RunHold | None = None) -> RunResult:
         await self.agent.warm_up()
         self._loop = asyncio.get_running_loop()
         self.scope.bind()
         self._task = asyncio.current_task()
-        if self.session is not None:  # nothing is recorded until the session loads and the approvals fit it
-            await self._load_session()
+        if hold is not None:  # nothing is recorded until the session loads and the approvals fit it
+            self.recorder.last_write = hold.finish  # the last flush lets the session go where the store can
+            await self._load_session(hold)
             if self._nothing_to_resume():
                 return self._result()
         error: BaseException | None = None
@@ -265,11 +268,10 @@ class Run:
 
     # -- beginning: session and prompt -----------------------------------------------------
 
-    async def _load_session(self) -> None:
+    async def _load_session(self, hold: RunHold) -> None:
         assert self.session is not None
         store, sid = self.session.store, self.session.session_id
-        session, prompt = await store.open_for_run(sid, user=self.session.user, create=self.session.create,
-                                                   app=self.agent.app)
+        session, prompt = hold.session, hold.prompt
         self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await load_media(store, sid, prompt)  # the bytes of images and files the log names
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))

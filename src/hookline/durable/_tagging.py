@@ -9,12 +9,14 @@ prompt run is resumed, never given its prompt a second time.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from typing import Any
 
 from hookline.events import Event
 from hookline.sessions import Blob, Session, SessionStore
+from hookline.sessions.base import LastWrite, RunHold
 from hookline.types import View
 
 __all__ = ["WORKFLOW_KEY", "TaggedStore", "began"]
@@ -33,7 +35,8 @@ class TaggedStore(SessionStore):
 
     It forwards the methods `SessionStore` gives defaults to as well, or the defaults would
     run instead of `inner`'s own: `open_for_run` and `append_and_save_state` (one transaction
-    each in the SQL stores) and `load_blobs` (the bytes of images and files). Two stay
+    each in the SQL stores), `hold_for_run` (whose last write it tags too) and `load_blobs`
+    (the bytes of images and files). Two stay
     unforwarded: `append_event`, built on `append_events`, and `aclose`, since the view does
     not own `inner`.
 
@@ -109,6 +112,18 @@ class TaggedStore(SessionStore):
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         """The bytes of a session's images and files, from `inner`."""
         return await self.inner.load_blobs(session_id, digests)
+
+    @asynccontextmanager
+    async def hold_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default",
+        timeout: float = 0.0,
+    ) -> AsyncIterator[RunHold]:
+        """Hold and read a session of `inner` for a run; its last write tagged as `append_events` tags."""
+        async with self.inner.hold_for_run(session_id, user=user, create=create, app=app, timeout=timeout) as hold:
+            yield hold._replace(finish=partial(self._finish, hold.finish))
+
+    async def _finish(self, finish: LastWrite, events: Sequence[Event], state: dict[str, Any]) -> builtins.list[Event]:
+        return await finish(self._tagged(events), state)
 
     def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
         """Hold a session of `inner` for one run."""

@@ -136,7 +136,7 @@ class AuthMiddleware:
         await self.app(scope, receive, send)
 
 
-def current_user(
+async def current_user(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
 ) -> str:
     """Return the user `AuthMiddleware` found for this request (the bearer scheme is declared for OpenAPI)."""

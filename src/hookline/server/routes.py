@@ -71,7 +71,7 @@ class ServerContext:
     """Seconds an event stream may stay silent before it sends a keepalive comment."""
 
 
-def _context(request: Request) -> ServerContext:
+async def _context(request: Request) -> ServerContext:
     context: ServerContext = request.app.state.hookline
     return context
 
