@@ -31,8 +31,8 @@ from hookline.sessions._sqlite_thread import Abandoned, Job
 from hookline.sessions.base import Blob
 
 __all__ = [
-    "HOST", "OPEN", "after_releasing", "append", "connect", "decode_log", "event_rows", "fetch", "in_transaction",
-    "keep_blobs", "open_log", "pending_row", "session_row",
+    "HOST", "OPEN", "after_releasing", "append", "connect", "decode_log", "event_rows", "fetch", "hold_log",
+    "in_transaction", "keep_blobs", "open_log", "pending_row", "session_row",
 ]
 
 _T = TypeVar("_T")
@@ -128,6 +128,28 @@ def open_log(params: Mapping[str, Any], new: Mapping[str, Any] | None, job: Job,
     return fetch(OPEN, params, db)
 
 
+def hold_log(
+    params: Mapping[str, Any], lease: Mapping[str, Any], new: Mapping[str, Any] | None, db: sqlite3.Connection
+) -> list[Any] | None:
+    """`hold_for_run` in a write transaction: the rows of `OPEN` once the lease is taken; None: a run holds it.
+
+    The owner is checked before the lease, so another user's session is not found even
+    while a run holds it; a missing one is created (when `new`) once the lease is taken.
+    """
+    rows = fetch(OPEN, params, db)
+    if rows and rows[0][0] == 0:
+        return rows if fetch(sql.TAKE_LEASE, lease, db) else None
+    if new is None:
+        raise SessionNotFound(params["session_id"])
+    if not fetch(sql.TAKE_LEASE, lease, db):
+        return None
+    try:
+        db.execute(sql.INSERT_SESSION, new)
+    except sqlite3.IntegrityError as exc:  # the id is another user's session
+        raise SessionNotFound(params["session_id"]) from exc
+    return fetch(OPEN, params, db)
+
+
 def session_row(session_id: str, app: str, user: str, state: str, now: datetime) -> dict[str, Any]:
     """The parameters of `sql.INSERT_SESSION` for a new session (`state` as JSON), created `now`."""
     created = iso(now)
@@ -177,10 +199,11 @@ def event_rows(events: Iterable[Event], created_at: str) -> list[tuple[Any, ...]
 
 def append(
     statement: str, bump: dict[str, Any], events: list[Event], rows: list[tuple[Any, ...]],
-    blobs: Mapping[str, Blob], named: Sequence[str], db: sqlite3.Connection,
+    blobs: Mapping[str, Blob], named: Sequence[str], release: Mapping[str, Any] | None, db: sqlite3.Connection,
 ) -> tuple[int, dict[int, Event]]:
     """Append stamped `events` (seq 0, `rows` their rows) after the `statement` that bumps the seq.
 
+    Then, with `release` (`sql.RELEASE_LEASE`'s parameters), give the run's lease back.
     Return the first seq, and by index the events merged with their author's prepared parts.
     """
     session_id = bump["session_id"]
@@ -195,6 +218,8 @@ def append(
         db.executemany(sql.INSERT_EVENT, [(row[0], seq, *row[2:]) for seq, row in enumerate(rows, first)])
     except sqlite3.IntegrityError as exc:
         raise seq_taken(session_id) from exc
+    if release is not None:
+        db.execute(sql.RELEASE_LEASE, release)
     return first, merged
 
 

@@ -61,7 +61,7 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._sqlite_thread import Job, Worker, wait, wait_stopped
-from hookline.sessions.base import Blob, Session, SessionStore
+from hookline.sessions.base import Blob, RunHold, Session, SessionStore
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
@@ -272,8 +272,13 @@ class SQLiteSessionStore(SessionStore):
     ) -> list[Event]:
         return await self._append(session_id, events, encode_state(state))
 
-    async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
-        """Append `events`, and replace the state with `state` (JSON) unless it is None."""
+    async def _append(
+        self, session_id: str, events: Sequence[Event], state: str | None, release: str | None = None
+    ) -> list[Event]:
+        """Append `events`, and replace the state with `state` (JSON) unless it is None.
+
+        With `release`, the lease of that owner is given back in the same transaction.
+        """
         events, blobs, named = checked(events)
         now = utcnow()
         # Stamped and encoded here, so the store's thread only binds the rows (and merges in
@@ -283,7 +288,9 @@ class SQLiteSessionStore(SessionStore):
         rows = jobs.event_rows(stored, created)
         bump = {"session_id": session_id, "count": len(events), "updated_at": created, "state": state}
         statement = sql.BUMP if state is None else sql.BUMP_AND_SAVE_STATE
-        first, merged = await self._transaction(partial(jobs.append, statement, bump, stored, rows, blobs, named))
+        lease = None if release is None else {"session_id": session_id, "owner": release}
+        work = partial(jobs.append, statement, bump, stored, rows, blobs, named, lease)
+        first, merged = await self._transaction(work)
         for index, event in merged.items():
             stored[index] = event
         for seq, event in enumerate(stored, first):
@@ -355,15 +362,60 @@ class SQLiteSessionStore(SessionStore):
             await self._release_lease(session_id, owner)
 
     @override
+    @asynccontextmanager
+    async def hold_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default",
+        timeout: float = 0.0,
+    ) -> AsyncIterator[RunHold]:
+        """Take the lease and read the session in one transaction; give the lease back with the last write.
+
+        The owner is checked first: another user's session is `SessionNotFound`, held or not.
+        The lease is renewed while the block runs, and released at its end if the last
+        write (`RunHold.finish`) did not release it.
+        """
+        owner = new_id()
+        params = {"session_id": session_id, "user": user, "after_seq": 0}
+        new = jobs.session_row(session_id, app, user or "default", "{}", utcnow()) if create else None
+        opened: list[Any] = []
+
+        async def take() -> bool:
+            work = partial(jobs.hold_log, params, self._lease(session_id, owner), new)
+            rows = await self._write_leases(work, undo=partial(self._release_lease, session_id, owner))
+            opened.extend([rows] if rows is not None else [])
+            return rows is not None
+
+        await poll_lock(take, session_id=session_id, timeout=timeout)
+        released = False
+
+        async def finish(events: Sequence[Event], state: dict[str, Any]) -> list[Event]:
+            nonlocal released
+            stored = await self._append(session_id, events, encode_state(state), release=owner)
+            released = True
+            return stored
+
+        renewal = asyncio.create_task(self._renew_lease(session_id, owner))
+        try:
+            yield RunHold(decode_session(*opened[0][0][2:]), jobs.decode_log(opened[0]), finish)
+        finally:
+            renewal.cancel()
+            await asyncio.wait([renewal])
+            if not released:
+                await self._release_lease(session_id, owner)
+
+    @override
     async def run_active(self, session_id: str) -> bool:
         """Whether a live lease holds `session_id` (read, not taken: a run starting now is not made busy)."""
         held = {"session_id": session_id, "now": time.time()}
         return bool(await self._transaction(partial(jobs.fetch, sql.LEASE_HELD, held), read_only=True))
 
-    async def _take_lease(self, session_id: str, owner: str) -> bool:
+    def _lease(self, session_id: str, owner: str) -> dict[str, Any]:
+        """The parameters of `sql.TAKE_LEASE`: a lease of `owner`, from now for `lock_ttl` seconds."""
         now = time.time()
         lease = {"session_id": session_id, "owner": owner, "host": jobs.HOST, "pid": os.getpid()}
-        lease |= {"expires_at": now + self.lock_ttl, "now": now}
+        return lease | {"expires_at": now + self.lock_ttl, "now": now}
+
+    async def _take_lease(self, session_id: str, owner: str) -> bool:
+        lease = self._lease(session_id, owner)
         # Cancelled once the lease is committing, the caller never learns it holds it
         # (`run_lock` raises before its `finally`): release it here, or it would hold the
         # session until it expires.
