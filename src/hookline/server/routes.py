@@ -1,7 +1,9 @@
 """The HTTP routes: sessions, their events, runs and resumes, health and the web page.
 
 Every `/v1` route takes the user from `current_user` and reaches sessions only through
-`_owned`, which answers 404 for another user's session exactly as for a missing one.
+`_owned`, which answers 404 for another user's session exactly as for a missing one; a
+run or a resume checks it as it opens the session (one read fewer per run), and asks
+`_owned` only when the session is busy, so a busy session of someone else is still a 404.
 Runs and resumes answer server-sent events when the client accepts `text/event-stream`,
 and the `RunResult` as JSON otherwise; either way the run itself goes on in the server
 (`RunManager`) if the client goes away.
@@ -234,11 +236,12 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
     The run's deps come from the app's deps factory, if any, before anything is recorded
     (a factory that fails answers 500 `deps_failed`, or its own `HTTPException`).
     """
-    await _owned(context, session_id, user)
+    if context.deps is not None:  # the factory is called for the session's owner only
+        await _owned(context, session_id, user)
     prompt = body.message() if body.attachments else body.prompt
     run = prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
     run = await apply_deps(context.deps, DepsContext(request, user, session_id, "run"), run)
-    return await _answer_run(context, session_id, run, request)
+    return await _answer_run(context, session_id, user, run, request)
 
 
 @api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
@@ -252,7 +255,8 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     writes it while it holds the session, so one that answers 409 `busy` records nothing. The
     deps factory, if any, runs before anything is written: one that fails records nothing.
     """
-    await _owned(context, session_id, user)
+    if context.deps is not None:  # the factory is called for the session's owner only
+        await _owned(context, session_id, user)
     try:
         approvals = parse_approvals(body.answers())
         run = resume_request(context.agent, context.store, session_id, user, approvals)
@@ -261,7 +265,7 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     # Before anything is recorded: a factory that fails leaves the log as it was.
     run = await apply_deps(context.deps, DepsContext(request, user, session_id, "resume"), run)
     try:
-        return await _answer_run(context, session_id, run, request)
+        return await _answer_run(context, session_id, user, run, request)
     except ConfigError as exc:
         return _invalid_approvals(exc)
 
@@ -271,11 +275,23 @@ def _invalid_approvals(exc: ConfigError) -> Response:
     return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
-async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:
-    channel = context.runs.start(session_id, run)
-    if wants_sse(request):
-        return await _stream_run(channel, context.keepalive)
-    return json_response(without_stored_bytes(await channel.outcome()))
+async def _answer_run(
+    context: ServerContext, session_id: str, user: str, run: PromptRequest, request: Request
+) -> Response:
+    """Start `run` and answer it: SSE, or its result as JSON.
+
+    The run itself checks that `user` owns the session as it opens it (404 otherwise): the
+    route reads nothing first. A run that finds the session busy answers 409 only to its
+    owner; to anyone else a held session is as missing as any other of theirs (404).
+    """
+    try:
+        channel = context.runs.start(session_id, run)
+        if wants_sse(request):
+            return await _stream_run(channel, context.keepalive)
+        return json_response(without_stored_bytes(await channel.outcome()))
+    except SessionBusy:
+        await _owned(context, session_id, user)
+        raise
 
 
 async def _stream_run(channel: RunChannel, keepalive: float) -> Response:
@@ -283,7 +299,7 @@ async def _stream_run(channel: RunChannel, keepalive: float) -> Response:
     subscription = channel.hub.subscribe()
     await channel.started()
     if channel.published == 0 and channel.error is not None:
-        # It failed before writing anything (e.g. busy in another process): a plain HTTP error.
+        # It failed before writing anything (not found, busy in another process): a plain HTTP error.
         subscription.close()
         raise channel.error
     return sse_response(subscription_frames(subscription, keepalive=keepalive))
