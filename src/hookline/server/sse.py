@@ -21,7 +21,7 @@ bookkeeping) and partial events are never sent.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 from fastapi import Request
 from starlette.responses import StreamingResponse
@@ -36,6 +36,7 @@ KEEPALIVE = b": keepalive\n\n"
 """A comment frame sent when nothing else was for a while, so proxies keep the stream open."""
 
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_CHUNK = 65_536  # bytes of frames a catch-up writes at once
 
 
 def encode_event(event: Event) -> bytes:
@@ -99,6 +100,11 @@ async def subscription_frames(
 
 
 async def _frames(subscription: Subscription, position: _Position, keepalive: float) -> AsyncIterator[bytes]:
+    """The frames of what `subscription` gets: each wake-up's events as one chunk, so one write to the socket.
+
+    A run hands over a flush's events together; written one frame at a time, each would be
+    a send of its own (and, in a chunked response, a chunk of its own).
+    """
     try:
         while True:
             try:
@@ -108,9 +114,9 @@ async def _frames(subscription: Subscription, position: _Position, keepalive: fl
                 continue
             if event is None:
                 return
-            frame = position.frame(event)
-            if frame is not None:
-                yield frame
+            frames = [frame for e in (event, *subscription.take_queued()) if (frame := position.frame(e)) is not None]
+            if frames:
+                yield b"".join(frames)
     finally:
         subscription.close()
 
@@ -122,15 +128,15 @@ async def replay(
     position = _Position(after_seq)
     try:
         stored = list(stored)
+        frames: list[bytes] = []
         for event in stored:
             if event.seq is not None and not event.partial and event.kind != "marker" and event.seq > position.last:
                 position.last = event.seq
-                yield encode_event(event)
+                frames.append(encode_event(event))
         tail = _uncovered(subscription, stored) if subscription is not None else []
-        for event in tail:
-            frame = position.frame(event)
-            if frame is not None:
-                yield frame
+        frames += [frame for event in tail if (frame := position.frame(event)) is not None]
+        for chunk in _chunked(frames):
+            yield chunk
     except BaseException:
         if subscription is not None:
             subscription.close()
@@ -138,6 +144,18 @@ async def replay(
     if subscription is not None:
         async for frame in _frames(subscription, position, keepalive):
             yield frame
+
+
+def _chunked(frames: list[bytes]) -> Iterator[bytes]:
+    """`frames` joined into chunks of about `_CHUNK` bytes: a catch-up is a few writes, not one per event."""
+    start, size = 0, 0
+    for end, frame in enumerate(frames, 1):
+        size += len(frame)
+        if size >= _CHUNK:
+            yield b"".join(frames[start:end])
+            start, size = end, 0
+    if start < len(frames):
+        yield b"".join(frames[start:])
 
 
 def _uncovered(subscription: Subscription, stored: list[Event]) -> list[Event]:

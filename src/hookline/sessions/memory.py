@@ -28,7 +28,6 @@ from hookline.events import EVENTS_ADAPTER, Event, select_view
 from hookline.sessions._append import checked, stamped
 from hookline.sessions._blobs import unheld, wanted_digests
 from hookline.sessions._codec import (
-    EventRow,
     accumulate,
     check_view,
     decode_events,
@@ -93,16 +92,10 @@ def _as_stored(event: Event) -> Event:
 def _row(event: Event) -> _Row:
     """The row of a stamped event: its JSON assembled as the SQL stores assemble theirs (`event_json_sql`)."""
     row = encode_event(event)
-    columns = zip(_TEXT_FIELDS, _text_columns(row), strict=True)
-    text = ",".join(f'"{name}":{json.dumps(value)}' for name, value in columns)
-    return _Row(row.seq, row.kind, f'{{"seq":{row.seq},{text},"parts":{row.parts},"metadata":{row.metadata}}}')
-
-
-_TEXT_FIELDS = ("id", "session_id", "author", "kind", "role", "source", "created_at")
-
-
-def _text_columns(row: EventRow) -> tuple[str | None, ...]:
-    return row.id, row.session_id, row.author, row.kind, row.role, row.source, row.created_at.isoformat()
+    head = json.dumps({"seq": row.seq, "id": row.id, "session_id": row.session_id, "author": row.author,
+                       "kind": row.kind, "role": row.role, "source": row.source,
+                       "created_at": row.created_at.isoformat()})
+    return _Row(row.seq, row.kind, f'{head[:-1]},"parts":{row.parts},"metadata":{row.metadata}}}')
 
 
 def _copies(events: list[Event]) -> list[Event]:
