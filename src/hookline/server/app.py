@@ -7,7 +7,8 @@ of other processes sharing the store: `watcher` follows their logs, `live_bus` c
 live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files), `inspect_routes` (the
-inspector's routes: titles, timelines, model calls, forks) and `readiness` (`/readyz`).
+inspector's routes: titles, timelines, model calls, forks), `readiness` (`/readyz`) and
+`hot_routes` (the light path of the two requests every run makes).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hookline.server.auth import AuthMiddleware, tokens_from_env
 from hookline.server.blob_routes import blob_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
+from hookline.server.hot_routes import HotRoutes
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.readiness import readiness
@@ -112,7 +114,9 @@ def create_app(
 def _add_middleware(
     app: FastAPI, tokens: Mapping[str, str], limits: tuple[int, int], cors_origins: list[str] | None
 ) -> None:
-    # The last added runs first: CORS answers preflights, then the token check, then the body limit.
+    # The last added runs first: CORS answers preflights, then the token check, then the body
+    # limit, then the light path of the two requests every run makes.
+    app.add_middleware(HotRoutes, context=app.state.hookline)
     app.add_middleware(BodyLimitMiddleware, max_bytes=limits[0], media_max_bytes=limits[1])
     app.add_middleware(AuthMiddleware, tokens=tokens)
     if cors_origins:

@@ -48,7 +48,7 @@ from hookline.server.sse import replay, sse_response, subscription_frames, wants
 from hookline.sessions import Session, SessionStore
 from hookline.types import View
 
-__all__ = ["STATIC_DIR", "ServerContext", "api", "public"]
+__all__ = ["STATIC_DIR", "ServerContext", "answer_run_body", "api", "create_in_store", "public"]
 
 STATIC_DIR = Path(__file__).with_name("static")
 """The web page's files."""
@@ -106,7 +106,11 @@ async def _owned(context: ServerContext, session_id: str, user: str, *, with_eve
 @api.post("/sessions", status_code=201, response_model=Session, responses=_errors(401, 409, 413, 422))
 async def create_session(context: Ctx, user: User, body: Annotated[CreateSession | None, Body()] = None) -> Response:
     """Create a session (body `{}` or `{"id": ..., "state": {...}}`); answer it with its `id`."""
-    body = body or CreateSession()
+    return await create_in_store(context, user, body or CreateSession())
+
+
+async def create_in_store(context: ServerContext, user: str, body: CreateSession) -> Response:
+    """Create the session `body` asks for, for `user`: its 201 answer (also the light path's, `hot_routes`)."""
     session = await context.store.create(app=context.agent.app, user=user, session_id=body.id, state=body.state)
     return json_response(session, 201, {"Location": f"/v1/sessions/{session.id}"})
 
@@ -236,12 +240,22 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
     The run's deps come from the app's deps factory, if any, before anything is recorded
     (a factory that fails answers 500 `deps_failed`, or its own `HTTPException`).
     """
-    if context.deps is not None:  # the factory is called for the session's owner only
-        await _owned(context, session_id, user)
+    if context.deps is None:
+        return await answer_run_body(context, session_id, user, body, sse=wants_sse(request))
+    await _owned(context, session_id, user)  # the factory is called for the session's owner only
+    run = await apply_deps(context.deps, DepsContext(request, user, session_id, "run"), _run_of(context, session_id,
+                                                                                                  user, body))
+    return await _answer_run(context, session_id, user, run, sse=wants_sse(request))
+
+
+async def answer_run_body(context: ServerContext, session_id: str, user: str, body: RunBody, *, sse: bool) -> Response:
+    """Start the run `body` asks for and answer it (an app without a deps factory; also the light path's)."""
+    return await _answer_run(context, session_id, user, _run_of(context, session_id, user, body), sse=sse)
+
+
+def _run_of(context: ServerContext, session_id: str, user: str, body: RunBody) -> PromptRequest:
     prompt = body.message() if body.attachments else body.prompt
-    run = prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
-    run = await apply_deps(context.deps, DepsContext(request, user, session_id, "run"), run)
-    return await _answer_run(context, session_id, user, run, request)
+    return prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
 
 
 @api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
@@ -265,7 +279,7 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     # Before anything is recorded: a factory that fails leaves the log as it was.
     run = await apply_deps(context.deps, DepsContext(request, user, session_id, "resume"), run)
     try:
-        return await _answer_run(context, session_id, user, run, request)
+        return await _answer_run(context, session_id, user, run, sse=wants_sse(request))
     except ConfigError as exc:
         return _invalid_approvals(exc)
 
@@ -275,9 +289,7 @@ def _invalid_approvals(exc: ConfigError) -> Response:
     return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
-async def _answer_run(
-    context: ServerContext, session_id: str, user: str, run: PromptRequest, request: Request
-) -> Response:
+async def _answer_run(context: ServerContext, session_id: str, user: str, run: PromptRequest, *, sse: bool) -> Response:
     """Start `run` and answer it: SSE, or its result as JSON.
 
     The run itself checks that `user` owns the session as it opens it (404 otherwise): the
@@ -286,7 +298,7 @@ async def _answer_run(
     """
     try:
         channel = context.runs.start(session_id, run)
-        if wants_sse(request):
+        if sse:
             return await _stream_run(channel, context.keepalive)
         return json_response(without_stored_bytes(await channel.outcome()))
     except SessionBusy:
