@@ -92,7 +92,7 @@ class Run:
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
         "_cancel_requested", "_edits", "_hooked", "_log_tail", "_loop", "_ran", "_started", "_state_error", "_status",
-        "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
+        "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_unstored_prompt", "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
         "recorder", "retried_output", "runner", "scope", "session", "state", "stop_reason", "tools", "view",
     )
@@ -147,6 +147,7 @@ class Run:
         self._cancel_requested = False
         self._state_error: ConfigError | None = None
         self._trace: _tracing.RunTrace | None = None
+        self._unstored_prompt: Message | None = None  # the prompt, until the first model call's flush stores it
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -331,11 +332,39 @@ class Run:
     async def _record_prompt(self, prompt: Message) -> None:
         if self.recorder.active:
             self.recorder.add(Event.from_message(prompt, "user"))
-        if self.session is not None:  # the stored prompt carries the user's prepared parts
-            stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
-            stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)
-            prompt = user_actions_as_text(stored[-1].to_message()) if stored else prompt
+        if self.session is not None and self._prompt_waits():  # stored with the first model call's flush
+            self._unstored_prompt = prompt
+        elif self.session is not None:  # the stored prompt carries the user's prepared parts
+            prompt = await self._stored_prompt(await self.recorder.flush(), prompt)
         self._append(prompt, author=None)
+
+    def _prompt_waits(self) -> bool:
+        """Whether the prompt may wait for the first model call's flush: nothing reads the conversation before it.
+
+        No hook runs before that model call, and a resume's approved calls do not run first.
+        """
+        return self.approvals is None and _BEFORE_RUN not in self._hooked and _BEFORE_LLM not in self._hooked
+
+    async def _stored_prompt(self, flushed: list[Event], prompt: Message) -> Message:
+        """The prompt as `flushed` stored it: with the user's prepared parts, if any, merged in first."""
+        assert self.session is not None
+        stored = [e for e in flushed if e.author == "user" and e.kind == "message"]
+        stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)
+        return user_actions_as_text(stored[-1].to_message()) if stored else prompt
+
+    async def _prompt_stored(self, flushed: list[Event]) -> bool:
+        """The prompt that waited is stored: it takes its place in the conversation; whether that changed it.
+
+        The stored prompt holds the user's prepared parts, if any, and names its images and
+        files by digest (`blob`), as every later read of the session gives them.
+        """
+        prompt, self._unstored_prompt = self._unstored_prompt, None
+        assert prompt is not None
+        stored = await self._stored_prompt(flushed, prompt)
+        for messages in (self.state.messages, self.new_messages):  # it is the last one: nothing ran since
+            index = next(i for i in range(len(messages) - 1, -1, -1) if messages[i] is prompt)
+            list.__setitem__(messages, index, stored)
+        return stored != prompt
 
     # -- one model turn --------------------------------------------------------------------
 
@@ -354,8 +383,8 @@ class Run:
         self.buffer.model_settings = None  # a hook's settings hold for this call only
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
-        if self.recorder.active:
-            await self._record_model_call()
+        if self.recorder.active and await self._record_model_call():  # the prompt took prepared parts
+            request.messages = self.view.messages(state)
         asking = self._ask(request)
         response = await (self.scope.capturing(self.scope.model_log, asking) if self.scope.model_logs else asking)
         state.response = response.to_message()
@@ -378,12 +407,18 @@ class Run:
                 self._release_injections()
         return None if self.stop_reason is not None else message
 
-    async def _record_model_call(self) -> None:
-        """"turn 2: calling model", and what the turn recorded so far: on record before the model answers."""
+    async def _record_model_call(self) -> bool:
+        """"turn 2: calling model", and what the turn recorded so far: on record before the model answers.
+
+        Returns whether the conversation changed: a prompt that waited for this flush took
+        the user's prepared parts.
+        """
         if self._status_on["agent"]:
             self._status("agent", f"turn {self.state.turn}: calling model")
-        if self.recorder.store is not None:
-            await self.recorder.flush()
+        if self.recorder.store is None:
+            return False
+        flushed = await self.recorder.flush()
+        return self._unstored_prompt is not None and await self._prompt_stored(flushed)
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model

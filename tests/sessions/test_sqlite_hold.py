@@ -69,7 +69,7 @@ async def test_another_users_session_is_not_found_even_while_held(store: Countin
                 pass
 
 
-async def test_a_run_takes_two_jobs_besides_its_flushes(store: CountingStore) -> None:
+async def test_a_run_takes_three_jobs(store: CountingStore) -> None:
     def answer(request: ModelRequest) -> ModelResponse:
         return ModelResponse(text="hi")
 
@@ -77,5 +77,5 @@ async def test_a_run_takes_two_jobs_besides_its_flushes(store: CountingStore) ->
     session = await store.create()
     before = store.jobs
     await agent.prompt("hello").session(session.id, create=False)
-    # hold (lease + read), the prompt's flush, the model call's flush, the last write (+ release)
-    assert store.jobs - before == 4
+    # hold (lease + read), the model call's flush (the prompt with it), the last write (+ release)
+    assert store.jobs - before == 3
