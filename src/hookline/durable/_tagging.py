@@ -109,6 +109,10 @@ class TaggedStore(SessionStore):
         """Save a session's state in `inner`."""
         await self.inner.update_state(session_id, state)
 
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        """Leave events of a session of `inner` out of its prompt view."""
+        return await self.inner.roll_back(session_id, after_seq=after_seq, through_seq=through_seq)
+
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         """The bytes of a session's images and files, from `inner`."""
         return await self.inner.load_blobs(session_id, digests)

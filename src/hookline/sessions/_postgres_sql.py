@@ -43,6 +43,7 @@ __all__ = [
     "READ_PENDING_OF",
     "READ_SESSION",
     "RECORD_MIGRATION",
+    "ROLL_BACK",
     "SAVE_PENDING",
     "SESSION_EXISTS",
     "TOUCH",
@@ -164,7 +165,7 @@ SAVE_PENDING = """
 
 # --- reads -----------------------------------------------------------------------------------
 
-_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
+_VIEW_KINDS = {"prompt": "AND kind = 'message' AND NOT rolled_back", "ui": "AND kind <> 'marker'", "all": ""}
 
 
 def read_events(view: View) -> str:
@@ -185,12 +186,21 @@ OPEN_FOR_RUN = f"""
     WHERE {_OWNED}
     UNION ALL
     SELECT seq, {_EVENT_JSON}, NULL, NULL, NULL, NULL, NULL, NULL FROM hookline_events
-    WHERE session_id = $1 AND kind = 'message'
+    WHERE session_id = $1 AND kind = 'message' AND NOT rolled_back
     ORDER BY k"""
 # $1 session_id; every author's pending parts as JSON, by author
 READ_PENDING = f'SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"'
 # $1 session_id, $2 after_seq: the events of every kind, as JSON, in order (what a follower reads)
 EVENTS_AFTER = read_events("all")
+
+# Mark the events of a rolled-back run (see `_sqlite_sql.ROLL_BACK`); the number marked back.
+# $1 session_id, $2 after_seq, $3 through_seq
+ROLL_BACK = """
+    WITH r AS (UPDATE hookline_events SET rolled_back = true, metadata = (CASE metadata::text WHEN '{}'
+                      THEN '{"rolled_back":true}' ELSE '{"rolled_back":true,' || substr(metadata::text, 2) END)::json
+               WHERE session_id = $1 AND seq > $2 AND seq <= $3 AND NOT rolled_back RETURNING 1)
+    SELECT count(*) FROM r"""
+
 
 # --- blobs: the bytes of image and file parts, once per session and digest ---------------------
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hookline.errors import SessionBusy, SessionExists, SessionNotFound
+from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.types import View
 
@@ -211,6 +211,20 @@ class SessionStore(ABC):
         async with self.run_lock(session_id, timeout=timeout):
             session, prompt = await self.open_for_run(session_id, user=user, create=create, app=app)
             yield RunHold(session, prompt, partial(self.append_and_save_state, session_id))
+
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        """Leave the events from `after_seq` (excluded) to `through_seq` out of the `prompt` view; return how many.
+
+        What a run rolled back wrote stays in the log (the `ui` and `all` views), each event
+        marked in its metadata (`"rolled_back": true`), and the model no longer sees it.
+        Events marked already are left as they are. The default cannot mark anything.
+
+        Raises:
+            ConfigError: This store cannot roll back (the default).
+            SessionNotFound: No such session.
+
+        """
+        raise ConfigError(f"{type(self).__name__} cannot roll back a run's events; use a hookline store")
 
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         """The stored bytes of session `session_id`'s media parts, by digest (`part.blob`).

@@ -54,6 +54,9 @@ class _Row(NamedTuple):
     seq: int
     kind: str
     json: str
+    metadata_at: int
+    """Where the metadata object starts in `json` (it ends one character before the end)."""
+    rolled_back: bool = False
 
 
 @dataclass
@@ -95,7 +98,8 @@ def _row(event: Event) -> _Row:
     head = json.dumps({"seq": row.seq, "id": row.id, "session_id": row.session_id, "author": row.author,
                        "kind": row.kind, "role": row.role, "source": row.source,
                        "created_at": row.created_at.isoformat()})
-    return _Row(row.seq, row.kind, f'{head[:-1]},"parts":{row.parts},"metadata":{row.metadata}}}')
+    body = f'{head[:-1]},"parts":{row.parts},"metadata":'
+    return _Row(row.seq, row.kind, f"{body}{row.metadata}}}", len(body))
 
 
 def _copies(events: list[Event]) -> list[Event]:
@@ -268,10 +272,23 @@ class InMemorySessionStore(SessionStore):
         """The events of `view` after `after_seq`: decoded from their rows, the partial ones copied."""
         kinds = _VIEW_KINDS[check_view(view)]
         # The log is in seq order, seq n at index n - 1: the rows after `after_seq` are a slice.
-        rows = [row.json for row in record.log[max(after_seq, 0):] if row.kind in kinds]
+        shown = record.log[max(after_seq, 0):]
+        rows = [row.json for row in shown if row.kind in kinds and not (view == "prompt" and row.rolled_back)]
         logged = decode_events(f"[{','.join(rows)}]")
         partials = [record.pending[author] for author in sorted(record.pending)] if view != "prompt" else []
         return select_view([*logged, *_copies(partials)], view) if partials else logged
+
+    @override
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        with self._mutex:
+            log = self._record(session_id).log
+            marked = [i for i in range(max(after_seq, 0), min(through_seq, len(log))) if not log[i].rolled_back]
+            for i in marked:  # as the SQL stores mark it: first in the metadata
+                row = log[i]
+                head, metadata = row.json[:row.metadata_at], row.json[row.metadata_at:-1]
+                flagged = '{"rolled_back":true}' if metadata == "{}" else '{"rolled_back":true,' + metadata[1:]
+                log[i] = row._replace(json=f"{head}{flagged}}}", rolled_back=True)
+            return len(marked)
 
     @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:

@@ -491,6 +491,13 @@ class PostgresSessionStore(SessionStore):
             return await _read_events(conn, session_id, view, after_seq)
 
     @override
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        async with self._transaction() as conn:
+            if not await _exists(conn, session_id, None):
+                raise SessionNotFound(session_id)
+            return int(await conn.fetchval(sql.ROLL_BACK, session_id, after_seq, through_seq))
+
+    @override
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         wanted = wanted_digests(digests)
         if not wanted:

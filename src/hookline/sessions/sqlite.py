@@ -331,6 +331,17 @@ class SQLiteSessionStore(SessionStore):
         return rows
 
     @override
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        marks = {"session_id": session_id, "after_seq": after_seq, "through_seq": through_seq}
+
+        def mark(db: sqlite3.Connection) -> int:
+            if not db.execute(sql.READ_SESSION, {"session_id": session_id, "user": None}).fetchone():
+                raise SessionNotFound(session_id)
+            return db.execute(sql.ROLL_BACK, marks).rowcount
+
+        return await self._transaction(mark)
+
+    @override
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         wanted = wanted_digests(digests)
         if not wanted:

@@ -243,6 +243,30 @@ class RunCases:
         assert not await store.run_active(theirs.id)
         assert (await store.get(theirs.id)).user == "u1"
 
+    # --- roll_back: a run's events out of the prompt view, kept in the log -----------------
+
+    async def test_roll_back_leaves_a_runs_events_out_of_the_prompt_view_and_marks_them(
+        self, store: SessionStore
+    ) -> None:
+        """`roll_back` hides the events after `after_seq` through `through_seq` from the model; the log keeps them."""
+        session = await store.create()
+        kept = [user_says("first"), Event.from_message(Message.assistant("one"), "calc")]
+        tagged = Event.from_message(Message.assistant("two"), "calc").model_copy(update={"metadata": {"k": 1}})
+        await store.append_events(session.id, [*kept, user_says("second"), tagged, status("run cancelled")])
+        assert await store.roll_back(session.id, after_seq=2, through_seq=5) == 3
+        assert [e.text for e in await store.events(session.id, view="prompt")] == ["first", "one"]
+        _, prompt = await store.open_for_run(session.id, create=False)
+        assert [e.text for e in prompt] == ["first", "one"]
+        log = await store.events(session.id)
+        assert [e.seq for e in log] == [1, 2, 3, 4, 5]
+        assert [e.metadata for e in log] == [{}, {}, {"rolled_back": True}, {"rolled_back": True, "k": 1},
+                                             {"rolled_back": True}]
+        assert await store.roll_back(session.id, after_seq=0, through_seq=5) == 2, "marked once"
+        later = await store.append_event(session.id, user_says("third"))
+        assert [e.seq for e in await store.events(session.id, view="prompt")] == [later.seq]
+        with pytest.raises(SessionNotFound):
+            await store.roll_back(fresh("missing"), after_seq=0, through_seq=1)
+
     # --- delete while a run holds the session ----------------------------------------------
 
     async def test_delete_while_a_run_lock_is_held_is_refused(self, store: SessionStore) -> None:
