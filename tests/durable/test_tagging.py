@@ -22,9 +22,10 @@ import pytest
 from durable.test_dbos import POLL, dbos, unique  # noqa: F401 - `dbos` is a fixture
 from hookline import Event, ImagePart, Message, TextPart
 from hookline.durable import WORKFLOW_KEY, DurableAgent
-from hookline.durable._tagging import TaggedStore, began
+from hookline.durable._tagging import began
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import Blob, Session, SessionStore, SQLiteSessionStore
+from hookline.sessions._tagged import TaggedStore
 from hookline.sessions.base import LastWrite, RunHold
 
 PNG = bytes.fromhex(
@@ -136,7 +137,7 @@ async def test_append_and_save_state_is_the_stores_one_write_with_tagged_events(
     sqlite_store: RecordingStore,
 ) -> None:
     session = await sqlite_store.create(state={"old": 1})
-    view = TaggedStore(sqlite_store, "wf-1")
+    view = TaggedStore(sqlite_store, WORKFLOW_KEY, "wf-1")
     events = [says("hi"), says("again")]
     sqlite_store.calls.clear()
 
@@ -160,7 +161,7 @@ async def test_append_and_save_state_is_the_stores_one_write_with_tagged_events(
 async def test_open_for_run_is_the_stores_own(sqlite_store: RecordingStore) -> None:
     existing = await sqlite_store.create(state={"k": "v"})
     await sqlite_store.append_events(existing.id, [says("earlier")])
-    view = TaggedStore(sqlite_store, "wf-1")
+    view = TaggedStore(sqlite_store, WORKFLOW_KEY, "wf-1")
     sqlite_store.calls.clear()
 
     opened, prompt = await view.open_for_run(existing.id, create=False)

@@ -13,7 +13,7 @@ session log already says how far a run got, so a recovered workflow does not rep
 run: it resumes it from the log (`Agent.resume`), which asks the model again after a death
 mid-answer and runs the calls the user approved. Two things make that sound:
 
-- Exactly one prompt. Every event the run writes carries the workflow's id (`TaggedStore`);
+- Exactly one prompt. Every event the run writes carries the workflow's id (`workflow_store`);
   a recovered prompt workflow whose tag is in the log resumes instead of prompting again.
 - At most once per tool. The log records a call's start before the tool runs. A started
   call without a result is handed back as an interruption, unless DBOS holds its result
@@ -41,7 +41,7 @@ from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID, StepInfo, W
 from hookline.agent import Agent
 from hookline.conversation import user_actions_as_text
 from hookline.durable._steps import DurableModel, DurableTool, Replay, replaying
-from hookline.durable._tagging import WORKFLOW_KEY, TaggedStore, began
+from hookline.durable._tagging import WORKFLOW_KEY, began, workflow_store
 from hookline.errors import ConfigError, SessionNotFound
 from hookline.events import Event
 from hookline.messages import Message
@@ -279,7 +279,7 @@ class DurableAgent(Agent):
         _skip_step_ids(steps)
         replay = Replay.from_steps(steps)
         log = await _session_log(self.session_store, session_id)
-        store = TaggedStore(self.session_store, workflow_id)
+        store = workflow_store(self.session_store, workflow_id)
         token = replaying.set(replay)
         try:
             if prompt is not None and not began(log, workflow_id):
