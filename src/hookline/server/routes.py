@@ -23,9 +23,10 @@ Where the HTTP surface adds its own reading of an error:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import FileResponse
@@ -42,13 +43,17 @@ from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Relay
+from hookline.server.run_schemas import RunAccepted
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
 from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
 from hookline.sessions import Session, SessionStore
 from hookline.types import View
 
-__all__ = ["STATIC_DIR", "ServerContext", "answer_run_body", "api", "create_in_store", "public"]
+__all__ = [
+    "STATIC_DIR", "RunBuilder", "ServerContext", "ServiceRuns", "answer_run_body", "api", "create_in_store", "public",
+    "stream_channel",
+]
 
 STATIC_DIR = Path(__file__).with_name("static")
 """The web page's files."""
@@ -71,6 +76,20 @@ class ServerContext:
     """Builds each run's deps from its request (`create_app(deps=...)`); None: runs get none."""
     keepalive: float = 15.0
     """Seconds an event stream may stay silent before it sends a keepalive comment."""
+    service: ServiceRuns | None = None
+    """Runs with ids (`hookline.server.background`): background runs, webhooks, busy strategies."""
+
+
+RunBuilder = Callable[[SessionStore], Awaitable[PromptRequest]]
+"""Builds a run's request on the store it writes through (its deps applied)."""
+
+
+class ServiceRuns(Protocol):
+    """What takes the runs that ask for more than their answer (`hookline.server.background.BackgroundRuns`)."""
+
+    async def take(self, session_id: str, user: str, body: RunBody, build: RunBuilder, *, sse: bool) -> Response:
+        """Start (or queue) the run `build` makes; answer as `body` asks."""
+        ...
 
 
 async def _context(request: Request) -> ServerContext:
@@ -91,6 +110,8 @@ _EVENT_STREAM = {"text/event-stream": {"schema": {"type": "string", "description
 _RUN_ANSWERS: dict[int | str, dict[str, Any]] = {
     200: {"description": "The run's result, or its events as SSE (`Accept: text/event-stream`)",
           "content": _EVENT_STREAM},
+    202: {"description": "A background run (`\"background\": true`): its id, and where to ask after it",
+          "model": RunAccepted},
     **_errors(400, 401, 404, 409, 413, 422, 500, 502, 503),
 }
 
@@ -240,22 +261,30 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
     The run's deps come from the app's deps factory, if any, before anything is recorded
     (a factory that fails answers 500 `deps_failed`, or its own `HTTPException`).
     """
-    if context.deps is None:
-        return await answer_run_body(context, session_id, user, body, sse=wants_sse(request))
-    await _owned(context, session_id, user)  # the factory is called for the session's owner only
-    run = await apply_deps(context.deps, DepsContext(request, user, session_id, "run"), _run_of(context, session_id,
-                                                                                                  user, body))
-    return await _answer_run(context, session_id, user, run, sse=wants_sse(request))
+    deps = DepsContext(request, user, session_id, "run") if context.deps is not None else None
+    return await answer_run_body(context, session_id, user, body, sse=wants_sse(request), deps=deps)
 
 
-async def answer_run_body(context: ServerContext, session_id: str, user: str, body: RunBody, *, sse: bool) -> Response:
-    """Start the run `body` asks for and answer it (an app without a deps factory; also the light path's)."""
-    return await _answer_run(context, session_id, user, _run_of(context, session_id, user, body), sse=sse)
+async def answer_run_body(
+    context: ServerContext, session_id: str, user: str, body: RunBody, *, sse: bool, deps: DepsContext | None = None
+) -> Response:
+    """Start the run `body` asks for and answer it (also the light path's, which has no `deps`).
 
+    A run asking for more than its answer (`body.service()`: a background run, a webhook, a
+    busy strategy) goes to the app's `ServiceRuns`.
+    """
+    if deps is not None:
+        await _owned(context, session_id, user)  # the factory is called for the session's owner only
 
-def _run_of(context: ServerContext, session_id: str, user: str, body: RunBody) -> PromptRequest:
-    prompt = body.message() if body.attachments else body.prompt
-    return prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
+    async def build(store: SessionStore) -> PromptRequest:
+        prompt = body.message() if body.attachments else body.prompt
+        run = prompt_request(context.agent, store, session_id, user, prompt, body.document_parts())
+        return await apply_deps(context.deps, deps, run) if deps is not None else run
+
+    if body.service():
+        assert context.service is not None  # create_app sets it
+        return await context.service.take(session_id, user, body, build, sse=sse)
+    return await _answer_run(context, session_id, user, await build(context.store), sse=sse)
 
 
 @api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
@@ -299,14 +328,14 @@ async def _answer_run(context: ServerContext, session_id: str, user: str, run: P
     try:
         channel = context.runs.start(session_id, run)
         if sse:
-            return await _stream_run(channel, context.keepalive)
+            return await stream_channel(channel, context.keepalive)
         return json_response(without_stored_bytes(await channel.outcome()))
     except SessionBusy:
         await _owned(context, session_id, user)
         raise
 
 
-async def _stream_run(channel: RunChannel, keepalive: float) -> Response:
+async def stream_channel(channel: RunChannel, keepalive: float) -> Response:
     """The run's events as SSE (a run that failed before it wrote anything: a plain HTTP error)."""
     subscription = channel.hub.subscribe()
     await channel.started()
