@@ -161,13 +161,34 @@ def table(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def section(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The table as a section of its own (for BENCHMARKS.md), with its command and what each server needs."""
+    errors = [f"- {r['target']}: {r['errors']} errors, e.g. `{r['error_samples'][0][:200]}`"
+              for r in results if r["errors"]]
+    lines = [
+        "## Served", "",
+        "Agent servers as their users run them, over HTTP on 127.0.0.1, measured side by side"
+        f" (`{meta['command']}`, {meta['date']}, load average {meta['load1_start']} at the start,"
+        f" {meta['load1_end']} at the end). CPU per run is the server's process tree (its store's"
+        " thread included; PostgreSQL's own processes are not), and the machine's (everything busy).",
+        "", table(results, meta), "",
+        "- `hookline serve` with `--db` a SQLite file, `:memory:`, or a PostgreSQL database;"
+        " `adk api_server` with its session service on SQLite (`sqlite+aiosqlite`) or in memory;"
+        " `langgraph dev` (its in-memory runtime) with `--n-jobs-per-worker` set to the concurrency.",
+        "- LangGraph's in-memory queue polls for work, so each of its runs takes about a second"
+        " whatever its model; its latency is that, not its CPU.",
+        *errors, "",
+    ]
+    return "\n".join(lines)
+
+
 def targets(args: argparse.Namespace) -> list[Target]:
     """The targets to measure: hookline's, the peers' with `--peers`, narrowed by `--only`."""
     chosen: list[Target] = hookline_targets()
     if args.peers:
         from peers import peer_targets
 
-        chosen += peer_targets(args.peers_venv)
+        chosen += peer_targets(args.peers_venv, args.concurrency)
     if args.only:
         names = set(args.only.split(","))
         chosen = [t for t in chosen if t.name in names]
@@ -180,7 +201,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--peers", action="store_true", help="also measure the peers' servers (their venv)")
-    parser.add_argument("--peers-venv", type=Path, help="the peers' venv (default: bench/peers/setup.sh's)")
+    parser.add_argument("--peers-venv", type=Path, help="their venv (default: ~/.cache/hookline-served-peers)")
     parser.add_argument("--only", help="comma-separated target names, e.g. hookline-sqlite,adk-sqlite")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-runs", type=int, default=200)
@@ -190,6 +211,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="smoke sizes: 1 round, 20 + 100 runs")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--markdown", type=Path, help="also write the table, as a section of its own, to this file")
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.latency_runs, args.throughput_runs, args.warmup = 1, 20, 100, 5
@@ -214,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     meta["load1_end"] = round(os.getloadavg()[0], 2)
     results = [summarise(rounds) for rounds in by_target.values()]
     print(table(results, meta))
+    if args.markdown:
+        args.markdown.write_text(section(results, meta))
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     return 1 if any(r["errors"] for r in results if r["target"].startswith("hookline")) else 0

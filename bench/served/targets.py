@@ -65,15 +65,18 @@ def spawn(command: list[str], *, env: dict[str, str], cwd: Path, log: Path) -> s
                                 start_new_session=True)
 
 
-def wait_for_url(process: subprocess.Popen[bytes], log: Path, pattern: str, health: str) -> str:
-    """The base URL the server writes to its log (by `pattern`), once `health` answers 200 there."""
+def wait_for_url(
+    process: subprocess.Popen[bytes], log: Path, health: str, *, pattern: str | None = None, base: str | None = None
+) -> str:
+    """The server's base URL (`base`, or found in its log by `pattern`) once `health` answers 200 there."""
     deadline = time.monotonic() + STARTUP_LIMIT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"{process.args} ended: {log.read_text(errors='replace')[-3000:]}")
-        found = re.search(pattern, log.read_text(errors="replace"))
-        if found and _answers(found.group(1) + health):
-            return found.group(1)
+        found = re.search(pattern, log.read_text(errors="replace")) if pattern is not None else None
+        url = found.group(1) if found else base
+        if url is not None and _answers(url + health):
+            return url
         time.sleep(0.1)
     raise RuntimeError(f"{process.args} did not start within {STARTUP_LIMIT:g} s: {log.read_text()[-3000:]}")
 
@@ -144,7 +147,7 @@ class Hookline(Target):
         command = [hookline, "serve", f"{HERE / 'hookline_agent.py'}:agent", "--port", "0", "--db", db,
                    "--log-level", "warning"]
         process = spawn(command, env=clean_env(SERVED_MODEL_DELAY=str(delay)), cwd=workdir, log=log)
-        url = wait_for_url(process, log, r"on (http://127\.0\.0\.1:\d+)", "/healthz")
+        url = wait_for_url(process, log, "/healthz", pattern=r"on (http://127\.0\.0\.1:\d+)")
         return Server(process, url, log, cleanup)
 
     def _database(self, workdir: Path, cleanup: list[Any]) -> str:
