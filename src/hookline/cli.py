@@ -156,13 +156,15 @@ def serve(
                                             "when installed (pip install 'hookline[fast]').")] = EventLoop.AUTO,
     http: Annotated[HttpParser, typer.Option("--http", case_sensitive=False, help="The HTTP parser; auto: "
                                              "httptools when installed.")] = HttpParser.AUTO,
+    drain: Annotated[float, typer.Option("--drain", min=0.0, help="Seconds running runs get to finish after "
+                                         "SIGTERM (Ctrl-C: 0.5 s).")] = 0.5,
     debug: Debug = False,
 ) -> None:
     """Serve an agent over HTTP (FastAPI): sessions, runs, server-sent events, a web page."""
     from hookline._cli.serve import ServeOptions, serve_command
 
     options = ServeOptions(agent, model, host, port, db, tokens_file, deps, log_level.value, access_log, loop.value,
-                           http.value)
+                           http.value, drain)
     with report_errors(debug=debug):
         _exit(serve_command(options))
 

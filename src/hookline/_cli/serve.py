@@ -13,12 +13,14 @@ the module of the agent (`hookline serve app.py:agent --deps tenant_deps`). With
 an agent is refused before the server starts.
 
 The server logs to stderr: its own records (`hookline.server`: every 5xx with its
-traceback), uvicorn's (startup, one line per request) and any warning of the program,
+traceback), uvicorn's (startup; one line per request with `--access-log`) and any warning of the program,
 at `--log-level` (default `info`), every line passed through `hookline._redact.redact`.
 
 Ctrl-C (or SIGTERM) stops the server within 2 s: it stops taking connections, gives
 running runs `SHUTDOWN_GRACE` seconds to finish, then cancels them (each records "run
-cancelled", and its streams end with that line). uvicorn alone would first wait for every
+cancelled", and its streams end with that line). With `--drain N`, SIGTERM (what an
+orchestrator sends) gives them N seconds instead, `/readyz` answering 503 `draining`
+meanwhile; Ctrl-C still stops within 2 s. uvicorn alone would first wait for every
 open stream to end, that is for every run to finish, before it tells the app to shut
 down. Past `_STOP_LIMIT` (a run that ignores cancellation), or on a second Ctrl-C, the
 process ends at once.
@@ -31,6 +33,7 @@ import errno
 import gc
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -95,6 +98,8 @@ class ServeOptions:
     """The event loop: "uvloop", "asyncio", or "auto" (uvloop when installed: the `fast` extra)."""
     http: str = "auto"
     """The HTTP parser: "httptools", "h11", or "auto" (httptools when installed: the `fast` extra)."""
+    drain: float = 0.5
+    """Seconds running runs get to finish after SIGTERM (Ctrl-C: `SHUTDOWN_GRACE`, whatever this says)."""
 
 
 def load_tokens(tokens_file: Path | None) -> dict[str, str]:
@@ -226,16 +231,18 @@ def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket, e
             if server.should_exit:  # a second Ctrl-C: no more waiting
                 quit_now()
             stop(signum, frame)
-            loop.call_soon_threadsafe(_close_runs, runs)
-            watchdog(_STOP_LIMIT, f"interrupted: the server did not stop within {_STOP_LIMIT:g} s")
+            grace = max(options.drain, SHUTDOWN_GRACE) if signum == signal.SIGTERM else SHUTDOWN_GRACE
+            loop.call_soon_threadsafe(_close_runs, runs, grace)
+            limit = _STOP_LIMIT + grace - SHUTDOWN_GRACE
+            watchdog(limit, f"interrupted: the server did not stop within {limit:g} s")
 
         server.handle_exit = handle_exit
         # Not server.run(): its asyncio.run would wait, at the end, for threads a cancelled run left busy.
         loop.run(server.serve(sockets=[sock]), ctrl_c=False)
 
 
-def _close_runs(runs: RunManager) -> None:
-    task = asyncio.ensure_future(runs.aclose())
+def _close_runs(runs: RunManager, grace: float) -> None:
+    task = asyncio.ensure_future(runs.aclose(grace))
     _closing.add(task)
     task.add_done_callback(_closing.discard)
 

@@ -34,6 +34,7 @@ from hookline.server.errors import install_error_handlers
 from hookline.server.hot_routes import HotRoutes
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.metrics import Metrics, metrics_api
 from hookline.server.readiness import readiness
 from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
@@ -59,7 +60,7 @@ def create_app(
     webhooks: Webhooks | None = None,
     queue_limit: int = 16,
 ) -> FastAPI:
-    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/openapi.json` and the page at `/`.
+    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/metrics`, `/openapi.json`, the page.
 
     Args:
         agent: The agent every run uses.
@@ -112,11 +113,13 @@ def create_app(
     )
     app.state.hookline = context
     app.state.background = background
+    app.state.metrics = Metrics(runs, background)
     app.state.titles = Titles()
     app.state.prepare_authors = frozenset({"user", *prepare_authors})
     install_error_handlers(app)
     app.include_router(api)
     app.include_router(runs_api)
+    app.include_router(metrics_api)
     app.include_router(blob_api)
     app.include_router(inspect_api)
     app.include_router(public)

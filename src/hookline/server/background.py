@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -137,6 +137,14 @@ class BackgroundRuns:
         self._current: dict[str, RunRecord] = {}
         self._sender = WebhookSender(webhooks, self._note)
         context.runs.when_finished(self._session_freed)
+
+    def queued(self) -> int:
+        """Runs waiting in this process's session queues."""
+        return sum(len(queue) for queue in self._queues.values())
+
+    def webhook_results(self) -> Counter[str]:
+        """Webhook attempts so far, by result."""
+        return self._sender.results
 
     def record(self, run_id: str) -> RunRecord | None:
         """The record of a run this process took, if it still keeps it."""

@@ -31,6 +31,7 @@ import ipaddress
 import logging
 import socket
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +114,8 @@ class WebhookSender:
         self._record = record
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None
+        self.results: Counter[str] = Counter()
+        """Attempts so far by result: `delivered`, `failed`, `refused`."""
 
     def send(self, url: str, session_id: str, run_id: str, body: bytes, outcome: WebhookOutcome) -> None:
         """Deliver `body` to `url` in the background, keeping `outcome` up to date."""
@@ -148,11 +151,14 @@ class WebhookSender:
             status = await self._post(url, run_id, body)
         except _Refused as exc:
             outcome.last_error = str(exc)
+            self.results["refused"] += 1
             return False
         except (httpx.HTTPError, OSError) as exc:
             outcome.last_error = redact(f"{type(exc).__name__}: {exc}")[:_ANSWER_LIMIT]
+            self.results["failed"] += 1
             return True
         outcome.last_status, outcome.delivered = status, 200 <= status < 300
+        self.results["delivered" if outcome.delivered else "failed"] += 1
         return status in _RETRIED or status >= 500
 
     async def _post(self, url: str, run_id: str, body: bytes) -> int:
