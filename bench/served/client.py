@@ -55,7 +55,10 @@ class Connection:
         return self._reader, self._writer
 
     async def _read(self, reader: asyncio.StreamReader, sse: bool) -> Answer:
-        status = int((await reader.readline()).split()[1])
+        line = await reader.readline()
+        if not line.strip():
+            raise ConnectionResetError("the server closed the connection without an answer")
+        status = int(line.split()[1])
         fields: dict[str, str] = {}
         while (line := await reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
