@@ -7,9 +7,10 @@ LangGraph server brings packages of its own): `~/.cache/hookline-served-peers`, 
 the same fake model, at T = 2:
 
 - `adk-sqlite`, `adk-memory`: `adk api_server bench/served/adk_agents` with its session
-  service on a SQLite file (`sqlite+aiosqlite://`) or in memory; a run is `POST /run`
+  service on a SQLite file (`sqlite+aiosqlite://`) or in memory (`memory://`; ADK's default
+  would be a SQLite file in the agents' folder), artifacts in memory; a run is `POST /run`
   (JSON: the run's events) or `POST /run_sse`.
-- `langgraph-dev`: `langgraph dev` (the in-memory runtime) on `bench/served/langgraph_app`,
+- `langgraph-dev`: `langgraph dev` (the in-memory runtime) on `bench/served/langgraph_app/graph.py`,
   `--n-jobs-per-worker` set to the concurrency so that 50 runs can go at once (its
   default, 10, would queue the rest); a run is `POST /threads/{id}/runs/wait` or
   `/runs/stream`. Its in-memory queue polls for work, so a run takes about half a second
@@ -18,6 +19,7 @@ the same fake model, at T = 2:
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -66,11 +68,13 @@ class Adk(Target):
     def start(self, delay: float, workdir: Path) -> Server:
         port, log = _free_port(), workdir / f"{self.name}.log"
         command = [str(self.bin_dir / "adk"), "api_server", str(HERE / "adk_agents"), "--port", str(port),
-                   "--host", "127.0.0.1", "--log_level", "warning"]
+                   "--host", "127.0.0.1", "--log_level", "warning", "--artifact_service_uri", "memory://"]
+        sessions = "memory://"  # not ADK's default (a SQLite file in the agents' folder)
         if self.store == "sqlite":
             db = workdir / f"{self.name}.db"
             db.unlink(missing_ok=True)
-            command += ["--session_service_uri", f"sqlite+aiosqlite:///{db}"]
+            sessions = f"sqlite+aiosqlite:///{db}"
+        command += ["--session_service_uri", sessions]
         process = spawn(command, env=clean_env(SERVED_MODEL_DELAY=str(delay)), cwd=workdir, log=log)
         return Server(process, wait_for_url(process, log, "/list-apps", base=f"http://127.0.0.1:{port}"), log)
 
@@ -104,12 +108,17 @@ class LangGraphDev(Target):
 
     def start(self, delay: float, workdir: Path) -> Server:
         port, log = _free_port(), workdir / f"{self.name}.log"
-        command = [str(self.bin_dir / "langgraph"), "dev", "--config", str(HERE / "langgraph_app" / "langgraph.json"),
+        # The configuration names the graph by absolute path: the server keeps its state
+        # (`.langgraph_api`) in its working folder, the run's, not the repository's.
+        app = HERE / "langgraph_app"
+        config = workdir / "langgraph.json"
+        config.write_text(json.dumps({"dependencies": [str(app)], "graphs": {"calc": f"{app / 'graph.py'}:graph"}}))
+        command = [str(self.bin_dir / "langgraph"), "dev", "--config", str(config),
                    "--port", str(port), "--no-browser", "--no-reload", "--n-jobs-per-worker", str(self.jobs),
                    "--server-log-level", "WARNING"]
         env = clean_env(SERVED_MODEL_DELAY=str(delay), LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false",
                         LANGGRAPH_CLI_NO_ANALYTICS="1", PATH=f"{self.bin_dir}:{os.environ.get('PATH', '')}")
-        process = spawn(command, env=env, cwd=HERE / "langgraph_app", log=log)
+        process = spawn(command, env=env, cwd=workdir, log=log)
         return Server(process, wait_for_url(process, log, "/ok", base=f"http://127.0.0.1:{port}"), log)
 
     async def new_session(self, conn: Connection) -> str:
