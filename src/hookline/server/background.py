@@ -134,7 +134,6 @@ class BackgroundRuns:
         self._drainers: dict[str, asyncio.Task[None]] = {}
         self._watchers: set[asyncio.Task[None]] = set()
         self._freed: dict[str, asyncio.Event] = {}
-        self._current: dict[str, RunRecord] = {}
         self._sender = WebhookSender(webhooks, self._note)
         context.runs.when_finished(self._session_freed)
 
@@ -183,7 +182,6 @@ class BackgroundRuns:
     def _start(self, record: RunRecord, run: PromptRequest) -> RunChannel:
         channel = self.context.runs.start(record.session_id, run)
         record.channel, record.state = channel, "running"
-        self._current[record.session_id] = record
         record.started.set()
         self._watch(self._finish(record, channel))
         return channel
@@ -236,14 +234,17 @@ class BackgroundRuns:
 
     async def _until_free(self, session_id: str) -> None:
         delay = _FREE_POLL[0]
-        while self.context.runs.get(session_id) is not None or await self.context.relay.run_active(session_id):
-            freed = self._freed.setdefault(session_id, asyncio.Event())
-            freed.clear()
-            try:
-                async with asyncio.timeout(delay):
-                    await freed.wait()
-            except TimeoutError:
-                delay = min(delay * 2, _FREE_POLL[1])
+        try:
+            while self.context.runs.get(session_id) is not None or await self.context.relay.run_active(session_id):
+                freed = self._freed.setdefault(session_id, asyncio.Event())
+                freed.clear()
+                try:
+                    async with asyncio.timeout(delay):
+                        await freed.wait()
+                except TimeoutError:
+                    delay = min(delay * 2, _FREE_POLL[1])
+        finally:
+            self._freed.pop(session_id, None)
 
     def _session_freed(self, session_id: str) -> None:
         freed = self._freed.get(session_id)
@@ -253,12 +254,12 @@ class BackgroundRuns:
     async def _roll_back_last_run(self, session_id: str) -> None:
         """Leave the log's last run (the one cancelled for this run) out of the prompt view."""
         log = await self.context.store.events(session_id, view="all")
-        ends = [e.seq or 0 for e in log if run_end(e) is not None]
+        ends = [e for e in log if run_end(e) is not None]
         if not ends:
             return
-        after = ends[-2] if len(ends) > 1 else 0
-        await self.context.store.roll_back(session_id, after_seq=after, through_seq=ends[-1])
-        cancelled = self._current.get(session_id)
+        after = ends[-2].seq or 0 if len(ends) > 1 else 0
+        await self.context.store.roll_back(session_id, after_seq=after, through_seq=ends[-1].seq or 0)
+        cancelled = self._records.get(str(ends[-1].metadata.get(RUN_KEY)))  # a run with an id of this process
         if cancelled is not None:
             cancelled.rolled_back = True
 
