@@ -37,7 +37,7 @@ from rich.console import Console
 from hookline._cli.exits import ExitCode, RedactingGroup, report_errors
 from hookline.mcp.cli import mcp_command
 
-__all__ = ["LogLevel", "app", "main"]
+__all__ = ["EventLoop", "HttpParser", "LogLevel", "app", "main"]
 
 
 
@@ -48,6 +48,23 @@ class LogLevel(StrEnum):
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"
+
+
+class EventLoop(StrEnum):
+    """The values of `hookline serve --loop`."""
+
+    AUTO = "auto"
+    UVLOOP = "uvloop"
+    ASYNCIO = "asyncio"
+
+
+class HttpParser(StrEnum):
+    """The values of `hookline serve --http`."""
+
+    AUTO = "auto"
+    HTTPTOOLS = "httptools"
+    H11 = "h11"
+
 
 app = typer.Typer(
     name="hookline",
@@ -135,12 +152,21 @@ def serve(
     log_level: Annotated[LogLevel, typer.Option("--log-level", case_sensitive=False,
                                                 help="The server log on stderr: hookline's and uvicorn's records "
                                                 "from this level up (warnings of any logger).")] = LogLevel.INFO,
+    access_log: Annotated[bool, typer.Option("--access-log/--no-access-log",
+                                             help="One line per request on stderr.")] = False,
+    loop: Annotated[EventLoop, typer.Option("--loop", case_sensitive=False, help="The event loop; auto: uvloop "
+                                            "when installed (pip install 'hookline[fast]').")] = EventLoop.AUTO,
+    http: Annotated[HttpParser, typer.Option("--http", case_sensitive=False, help="The HTTP parser; auto: "
+                                             "httptools when installed.")] = HttpParser.AUTO,
+    drain: Annotated[float, typer.Option("--drain", min=0.0, help="Seconds running runs get to finish after "
+                                         "SIGTERM (Ctrl-C: 0.5 s).")] = 0.5,
     debug: Debug = False,
 ) -> None:
     """Serve an agent over HTTP (FastAPI): sessions, runs, server-sent events, a web page."""
     from hookline._cli.serve import ServeOptions, serve_command
 
-    options = ServeOptions(agent, model, host, port, db, tokens_file, deps, log_level.value)
+    options = ServeOptions(agent, model, host, port, db, tokens_file, deps, log_level.value, access_log, loop.value,
+                           http.value, drain)
     with report_errors(debug=debug):
         _exit(serve_command(options))
 

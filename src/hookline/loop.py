@@ -68,7 +68,7 @@ from hookline.resume import (
 )
 from hookline.run_scope import RunScope
 from hookline.sessions._codec import encode_state
-from hookline.sessions.base import SessionStore
+from hookline.sessions.base import RunHold, SessionStore
 from hookline.state import State
 from hookline.status import describe_answer, describe_reasoning
 from hookline.tool_runner import ToolRunner
@@ -104,7 +104,8 @@ class Run:
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
         "_answer_id", "_cancel_requested", "_edits", "_gate", "_hooked", "_log_tail", "_loop", "_ran", "_started",
-        "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_watch", "agent",
+        "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_unstored_prompt",
+        "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
         "recorder", "retried_output", "run_tools", "runner", "scope", "session", "state", "stop_reason", "tools",
         "view",
@@ -164,6 +165,7 @@ class Run:
         self._trace: _tracing.RunTrace | None = None
         self._answer_id: str | None = None  # the id the streamed answer's message keeps (its deltas carry it)
         self._gate = ModelGate(any(getattr(b.hook, "holds_stream", False) for b in agent.hooks.get(_AFTER_LLM, ())))
+        self._unstored_prompt: Message | None = None  # the prompt, until the first model call's flush stores it
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -179,10 +181,12 @@ class Run:
     async def _execute_in_session(self) -> RunResult:
         contexts = current_contexts.set(self.scope.tool_context)  # where this run's tool calls find their context
         try:
-            if self.session is None:
+            target = self.session
+            if target is None:
                 return await self._execute()
-            async with self.session.store.run_lock(self.session.session_id, timeout=self.session.wait):
-                return await self._execute()
+            async with target.store.hold_for_run(target.session_id, user=target.user, create=target.create,
+                                                 app=self.agent.app, timeout=target.wait) as hold:
+                return await self._execute(hold)
         finally:
             current_contexts.reset(contexts)
 
@@ -194,13 +198,14 @@ class Run:
         if self._task is not None and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._task.cancel)
 
-    async def _execute(self) -> RunResult:
+    async def _execute(self, hold: RunHold | None = None) -> RunResult:
         await self.agent.warm_up()
         self._loop = asyncio.get_running_loop()
         self.scope.bind()
         self._task = asyncio.current_task()
-        if self.session is not None:  # nothing is recorded until the session loads and the approvals fit it
-            await self._load_session()
+        if hold is not None:  # nothing is recorded until the session loads and the approvals fit it
+            self.recorder.last_write = hold.finish  # the last flush lets the session go where the store can
+            await self._load_session(hold)
             if self._nothing_to_resume():
                 return self._result()
         error: BaseException | None = None
@@ -283,11 +288,10 @@ class Run:
 
     # -- beginning: session and prompt -----------------------------------------------------
 
-    async def _load_session(self) -> None:
+    async def _load_session(self, hold: RunHold) -> None:
         assert self.session is not None
         store, sid = self.session.store, self.session.session_id
-        session, prompt = await store.open_for_run(sid, user=self.session.user, create=self.session.create,
-                                                   app=self.agent.app)
+        session, prompt = hold.session, hold.prompt
         self.state.data, self.scope.user = dict(session.state), session.user
         prompt = await load_media(store, sid, prompt)  # the bytes of images and files the log names
         prompt = await compacted(store, sid, prompt)  # from the latest compaction's summary, if any
@@ -354,11 +358,39 @@ class Run:
                 if self.session.prompt_id is not None:
                     event.id = self.session.prompt_id
             self.recorder.add(event)
-        if self.session is not None:  # the stored prompt carries the user's prepared parts
-            stored = [e for e in await self.recorder.flush() if e.author == "user" and e.kind == "message"]
-            stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)
-            prompt = user_actions_as_text(stored[-1].to_message()) if stored else prompt
+        if self.session is not None and self._prompt_waits():  # stored with the first model call's flush
+            self._unstored_prompt = prompt
+        elif self.session is not None:  # the stored prompt carries the user's prepared parts
+            prompt = await self._stored_prompt(await self.recorder.flush(), prompt)
         self._append(prompt, author=None)
+
+    def _prompt_waits(self) -> bool:
+        """Whether the prompt may wait for the first model call's flush: nothing reads the conversation before it.
+
+        No hook runs before that model call, and a resume's approved calls do not run first.
+        """
+        return self.approvals is None and _BEFORE_RUN not in self._hooked and _BEFORE_LLM not in self._hooked
+
+    async def _stored_prompt(self, flushed: list[Event], prompt: Message) -> Message:
+        """The prompt as `flushed` stored it: with the user's prepared parts, if any, merged in first."""
+        assert self.session is not None
+        stored = [e for e in flushed if e.author == "user" and e.kind == "message"]
+        stored = await load_media(self.session.store, self.session.session_id, stored, known=prompt.parts)
+        return user_actions_as_text(stored[-1].to_message()) if stored else prompt
+
+    async def _prompt_stored(self, flushed: list[Event]) -> bool:
+        """The prompt that waited is stored: it takes its place in the conversation; whether that changed it.
+
+        The stored prompt holds the user's prepared parts, if any, and names its images and
+        files by digest (`blob`), as every later read of the session gives them.
+        """
+        prompt, self._unstored_prompt = self._unstored_prompt, None
+        assert prompt is not None
+        stored = await self._stored_prompt(flushed, prompt)
+        for messages in (self.state.messages, self.new_messages):  # it is the last one: nothing ran since
+            index = next(i for i in range(len(messages) - 1, -1, -1) if messages[i] is prompt)
+            list.__setitem__(messages, index, stored)
+        return stored != prompt
 
     # -- one model turn --------------------------------------------------------------------
 
@@ -373,8 +405,8 @@ class Run:
             self._watch.before_model(state)
         request = self._request(offer_tools)
         self._note_model_call()
-        if self.recorder.store is not None:  # what the turn recorded so far is on record before the model answers
-            await self.recorder.flush()
+        if self.recorder.store is not None and await self._flush_before_model():  # the prompt took prepared parts
+            request.messages = self.view.messages(state)
         response = await self._asking(request)
         if response is None:  # a check beside the call tripped a guardrail: the call was cancelled
             return None
@@ -433,6 +465,14 @@ class Run:
         """"turn 2: calling model" (the status is on only when something records or streams it)."""
         if self._status_on["agent"]:
             self._status("agent", f"turn {self.state.turn}: calling model")
+
+    async def _flush_before_model(self) -> bool:
+        """What the turn recorded so far, on record before the model answers; whether the conversation changed.
+
+        A prompt that waited for this flush is stored with it, and takes the user's prepared parts.
+        """
+        flushed = await self.recorder.flush()
+        return self._unstored_prompt is not None and await self._prompt_stored(flushed)
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model

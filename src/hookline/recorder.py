@@ -28,6 +28,7 @@ from hookline._hot_path import set_field
 from hookline.events import Event
 from hookline.messages import ReasoningPart
 from hookline.sessions import SessionStore
+from hookline.sessions.base import LastWrite
 
 __all__ = ["Recorder", "StreamQueue"]
 
@@ -80,7 +81,7 @@ class Recorder:
         queue: Where `.stream()` reads events from, or None.
     """
 
-    __slots__ = ("_buffer", "_ids", "_live", "_sent", "active", "queue", "session_id", "store")
+    __slots__ = ("_buffer", "_ids", "_live", "_sent", "active", "last_write", "queue", "session_id", "store")
 
     def __init__(self, store: SessionStore | None, session_id: str | None, queue: StreamQueue | None) -> None:
         self.store = store
@@ -91,6 +92,8 @@ class Recorder:
         self._sent = 0  # how many buffered events went out live (a prefix: the stream keeps the log's order)
         self._live: set[str] = set()  # the ids of events streamed before they were stored
         self._ids: Any = None  # this run's event ids, made on first use
+        self.last_write: LastWrite | None = None
+        """The run's last write, with its state (`RunHold.finish`); None: `store.append_and_save_state`."""
 
     def add(self, event: Event) -> None:
         """Record `event` at the next flush (at once when streaming without a store)."""
@@ -155,6 +158,8 @@ class Recorder:
         events, self._buffer, self._sent = self._buffer, [], 0
         if state is None:
             write = store.append_events(session_id, events)
+        elif self.last_write is not None:
+            write = self.last_write(events, state)
         else:
             write = store.append_and_save_state(session_id, events, state)
         finishing = _Finishing(write)

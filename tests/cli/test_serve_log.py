@@ -33,7 +33,7 @@ def test_a_failed_run_is_logged_with_its_traceback_after_tools_ran(tmp_path: Pat
 
 
 def test_the_access_log_carries_no_token_of_a_query(tmp_path: Path) -> None:
-    with serve(tmp_path, "agent") as running:
+    with serve(tmp_path, "agent", "--access-log") as running:
         base = served_url(running)
         assert httpx.get(f"{base}/healthz", params={"access_token": "sekrit-tok"}).status_code == 200
         running.wait_for("GET /healthz?access_token=*** HTTP/1.1")

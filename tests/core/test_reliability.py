@@ -144,7 +144,7 @@ class FailingStore(InMemorySessionStore):
 
 
 async def test_a_failed_append_stops_the_run_and_leaves_no_orphan_result() -> None:
-    store = FailingStore(fail_on=3)  # 1: the prompt, 2: "calling model", 3: the calls before tools run
+    store = FailingStore(fail_on=2)  # 1: the prompt with "calling model", 2: the calls before tools run
     ran: list[int] = []
 
     @tool

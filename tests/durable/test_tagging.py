@@ -1,7 +1,8 @@
 """`TaggedStore` forwards every call to the store it views, defaulted ones too.
 
-`SessionStore` gives defaults to `open_for_run`, `append_and_save_state` and `load_blobs`;
-a view that left them out would run those defaults instead of the real store's methods:
+`SessionStore` gives defaults to `open_for_run`, `append_and_save_state`, `hold_for_run`
+and `load_blobs`; a view that left them out would run those defaults instead of the real
+store's methods:
 a durable run could not read an earlier image back, and its last write would be two
 transactions. The stores here are real SQLite files; the durable runs go through real DBOS
 (launched by `test_dbos.py`'s `dbos` fixture, on this module's own database).
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,11 @@ import pytest
 from durable.test_dbos import POLL, dbos, unique  # noqa: F401 - `dbos` is a fixture
 from hookline import Event, ImagePart, Message, TextPart
 from hookline.durable import WORKFLOW_KEY, DurableAgent
-from hookline.durable._tagging import TaggedStore, began
+from hookline.durable._tagging import began
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import Blob, Session, SessionStore, SQLiteSessionStore
+from hookline.sessions._tagged import TaggedStore
+from hookline.sessions.base import LastWrite, RunHold
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
@@ -41,6 +46,19 @@ class RecordingStore(SQLiteSessionStore):
     ) -> tuple[Session, list[Event]]:
         self.calls.append("open_for_run")
         return await super().open_for_run(session_id, user=user, create=create, app=app)
+
+    @asynccontextmanager
+    async def hold_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default",
+        timeout: float = 0.0,
+    ) -> AsyncIterator[RunHold]:
+        self.calls.append("hold_for_run")
+        async with super().hold_for_run(session_id, user=user, create=create, app=app, timeout=timeout) as hold:
+            yield hold._replace(finish=partial(self._finish, hold.finish))
+
+    async def _finish(self, finish: LastWrite, events: Sequence[Event], state: dict[str, Any]) -> list[Event]:
+        self.calls.append("finish")
+        return await finish(events, state)
 
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
         self.calls.append("get")
@@ -108,9 +126,10 @@ async def test_a_later_durable_run_sends_the_model_an_earlier_runs_image(sqlite_
     assert isinstance(stored_image, ImagePart)
     assert (stored_image.data, stored_image.blob) == (None, hashlib.sha256(PNG).hexdigest())  # kept apart
     assert "load_blobs" in sqlite_store.calls
-    # Each run opened and finished with the store's own one-transaction methods.
-    assert sqlite_store.calls.count("open_for_run") == sqlite_store.calls.count("append_and_save_state") == 2
-    assert "update_state" not in sqlite_store.calls
+    # Each run held its session and finished with the store's own one-transaction methods.
+    assert sqlite_store.calls.count("hold_for_run") == sqlite_store.calls.count("finish") == 2
+    assert {"open_for_run", "update_state", "append_and_save_state"}.isdisjoint(sqlite_store.calls)
+    assert all(e.metadata.get(WORKFLOW_KEY) for e in await sqlite_store.events(session_id)), "the last writes tagged"
 
 
 @pytest.mark.anyio
@@ -118,7 +137,7 @@ async def test_append_and_save_state_is_the_stores_one_write_with_tagged_events(
     sqlite_store: RecordingStore,
 ) -> None:
     session = await sqlite_store.create(state={"old": 1})
-    view = TaggedStore(sqlite_store, "wf-1")
+    view = TaggedStore(sqlite_store, WORKFLOW_KEY, "wf-1")
     events = [says("hi"), says("again")]
     sqlite_store.calls.clear()
 
@@ -142,7 +161,7 @@ async def test_append_and_save_state_is_the_stores_one_write_with_tagged_events(
 async def test_open_for_run_is_the_stores_own(sqlite_store: RecordingStore) -> None:
     existing = await sqlite_store.create(state={"k": "v"})
     await sqlite_store.append_events(existing.id, [says("earlier")])
-    view = TaggedStore(sqlite_store, "wf-1")
+    view = TaggedStore(sqlite_store, WORKFLOW_KEY, "wf-1")
     sqlite_store.calls.clear()
 
     opened, prompt = await view.open_for_run(existing.id, create=False)

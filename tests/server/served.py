@@ -22,11 +22,11 @@ HOOKLINE = shutil.which("hookline", path=str(Path(sys.executable).parent))
 class Served:
     """`hookline serve AGENT --db DB` on a free port of 127.0.0.1, its stderr read in a thread."""
 
-    def __init__(self, agent: str, db: str, cwd: Path) -> None:
+    def __init__(self, agent: str, db: str, cwd: Path, *more: str) -> None:
         assert HOOKLINE is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HOOKLINE_", "OPENAI_"))}
         self.process = subprocess.Popen(
-            [HOOKLINE, "serve", agent, "--port", "0", "--db", db],
+            [HOOKLINE, "serve", agent, "--port", "0", "--db", db, *more],
             env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         self.stderr = ""

@@ -21,6 +21,7 @@ import pytest
 
 from hookline.events import Event
 from hookline.sessions import SessionStore
+from hookline.sessions.base import RunHold
 from hookline.sessions.memory import InMemorySessionStore
 from hookline.sessions.sqlite import SQLiteSessionStore
 from waiting import await_until
@@ -61,9 +62,9 @@ class _HoldsAfterAudit:
         return await super().append_and_save_state(session_id, events, state)  # type: ignore[misc]
 
     @asynccontextmanager
-    async def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AsyncIterator[None]:
-        async with super().run_lock(session_id, timeout=timeout):  # type: ignore[misc]
-            yield
+    async def hold_for_run(self, session_id: str, **options: Any) -> AsyncIterator[RunHold]:
+        async with super().hold_for_run(session_id, **options) as hold:  # type: ignore[misc]
+            yield hold
         if self._armed and asyncio.current_task() in self._audited:
             self._armed, self.holding = False, True
             self._loop, self._go = asyncio.get_running_loop(), asyncio.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from hookline import ConfigError
 from hookline.server import parse_tokens, read_tokens_file, tokens_from_env
 
-from .api import SSE, new_session
+from .api import SSE, model_called, new_session
 from .live import LiveServer
 
 pytestmark = pytest.mark.anyio
@@ -75,6 +76,19 @@ async def test_another_users_session_answers_404(alice: httpx.AsyncClient, bob: 
     assert response.json() == {"error": "not_found", "message": f"session {session_id!r} not found"}
     mine = await alice.get(f"/v1/sessions/{session_id}/events", params={"view": "prompt"})
     assert [e["parts"][0]["text"] for e in mine.json()] == ["hello", "You said: hello"], "bob changed nothing"
+
+
+@pytest.mark.parametrize("route", ["runs", "runs (SSE)", "resume", "resume (SSE)"])
+async def test_another_users_session_answers_404_while_a_run_holds_it(
+    alice: httpx.AsyncClient, bob: httpx.AsyncClient, route: str
+) -> None:
+    session_id = await new_session(alice)
+    running = asyncio.ensure_future(alice.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "slow"}))
+    await model_called(alice, session_id)
+    response = await SESSION_ROUTES[route](bob, session_id)
+    assert response.status_code == 404, response.text  # not 409: that would tell bob the session exists
+    assert (await SESSION_ROUTES[route](alice, session_id)).status_code == 409, "its owner learns it is busy"
+    assert (await running).status_code == 200
 
 
 async def test_each_user_lists_only_their_sessions(alice: httpx.AsyncClient, bob: httpx.AsyncClient) -> None:

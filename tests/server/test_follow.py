@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
 
 from hookline import Event, TextPart
 from hookline.server.hub import SessionHub
+from hookline.server.sse import replay
 from waiting import DEADLINE, await_until
 
 from .api import SSE, new_session
@@ -71,3 +73,24 @@ async def test_a_follower_too_far_behind_is_cut_off_not_buffered_across_runs() -
     assert [(await slow.get(1)).seq for _ in range(5)] == [1, 2, 3, 4, 5]  # type: ignore[union-attr]
     assert await slow.get(1) is None, "its stream ends; the client reconnects with Last-Event-ID"
     assert hub.readers == 0
+
+
+async def test_a_late_reader_whose_catch_up_holds_the_answer_gets_none_of_its_deltas_after_it() -> None:
+    # The reader subscribes while the answer streams; one more delta is queued for it, the
+    # answer is stored, and its catch-up reads the log with the answer in it. Seen in the
+    # scale-out bench: that queued delta went out after the whole stored answer.
+    hub = SessionHub("s", limit=100, on_idle=lambda hub: None)
+    hub.run_started()
+    hub.publish(Event.text_delta("a", "Hel", answer_id="e2"))
+    subscription = hub.subscribe()
+    hub.publish(Event.text_delta("a", "lo", answer_id="e2"))
+    answer = Event(id="e2", seq=2, author="a", kind="message", role="assistant", parts=[TextPart(text="Hello")])
+    hub.publish(answer)
+    hub.run_ended()
+
+    async def log_pages() -> AsyncIterator[list[Event]]:
+        yield [answer]
+
+    frames = [json.loads(f.split(b"data: ", 1)[1]) async for f in replay(log_pages(), subscription, after_seq=1)]
+
+    assert [(f["kind"], f["seq"]) for f in frames] == [("message", 2)], frames

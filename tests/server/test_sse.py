@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 
 import anyio
 import httpx
@@ -240,3 +241,33 @@ def test_wants_sse(accept: str, expected: bool) -> None:
 
     request = Request({"type": "http", "headers": [(b"accept", accept.encode())]})
     assert wants_sse(request) is expected
+
+
+def _chunks(url: str, path: str, body: bytes) -> list[bytes]:
+    """The chunks of a chunked answer as the server sent them (one per write of its body), over a raw socket."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as raw:
+        raw.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\nConnection: close\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        data = b""
+        while part := raw.recv(65536):
+            data += part
+    rest = data.split(b"\r\n\r\n", 1)[1]
+    chunks = []
+    while True:
+        size_line, rest = rest.split(b"\r\n", 1)
+        if int(size_line, 16) == 0:
+            return chunks
+        chunks.append(rest[: int(size_line, 16)])
+        rest = rest[int(size_line, 16) + 2:]
+
+
+async def test_the_events_of_one_flush_go_out_in_one_write(client: httpx.AsyncClient) -> None:
+    session_id = await new_session(client)
+    path = f"/v1/sessions/{session_id}/runs"
+    chunks = await asyncio.to_thread(_chunks, str(client.base_url), path, b'{"prompt": "add 2 and 3"}')
+    assert all(chunk.endswith(b"\n\n") for chunk in chunks), "a chunk holds whole frames"
+    # The answer that calls add, its llm status line and "running add(...)" are stored in one flush.
+    (together,) = [chunk for chunk in chunks if b"running add(" in chunk]
+    assert b'"tool_call"' in together, together
+    assert len(chunks) < sum(chunk.count(b"\n\n") for chunk in chunks)

@@ -189,7 +189,7 @@ async def test_a_sqlite_database_from_before_blobs_gains_their_table(tmp_path: P
         await store.append_event(session.id, shows(ImagePart(media_type="image/png", data=PNG)))
         assert await store.load_blobs(session.id, [PNG_DIGEST]) == {PNG_DIGEST: Blob("image/png", PNG)}
     with closing(sqlite3.connect(path)) as raw:
-        assert [row[0] for row in raw.execute("SELECT name FROM _hookline_migrations")][-1] == "m005_blobs"
+        assert "m005_blobs" in [row[0] for row in raw.execute("SELECT name FROM _hookline_migrations")]
 
 
 @pytest.fixture

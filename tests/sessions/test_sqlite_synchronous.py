@@ -8,7 +8,7 @@ import pytest
 
 from hookline import ConfigError, Event, TextPart
 from hookline.sessions import SQLiteSessionStore
-from hookline.sessions.sqlite import _connect
+from hookline.sessions._sqlite_work import connect
 
 _LEVELS = {"NORMAL": 1, "FULL": 2}  # what `PRAGMA synchronous` reads back
 
@@ -27,7 +27,7 @@ def test_the_connection_runs_with_the_setting_asked_for(given: str | None, level
         tmp_path / "s.db", synchronous=given
     )
     assert store.synchronous == level
-    db = _connect(store.path, store.busy_timeout, store.synchronous)
+    db = connect(store.path, store.busy_timeout, store.synchronous)
     try:
         assert db.execute("PRAGMA synchronous").fetchone()[0] == _LEVELS[level]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

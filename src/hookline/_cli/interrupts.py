@@ -108,13 +108,17 @@ class CommandLoop:
     Args:
         what: What a Ctrl-C cancels, as the notice names it (e.g. "the run").
         grace: Seconds a cancelled coroutine has to stop before the process ends without it.
+        loop_factory: Makes the event loop (`hookline serve` passes uvloop's when it runs on it).
 
     """
 
-    def __init__(self, what: str = "the run", *, grace: float = GRACE) -> None:
+    def __init__(
+        self, what: str = "the run", *, grace: float = GRACE,
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
+    ) -> None:
         self.what = what
         self.grace = grace
-        self._loop = asyncio.new_event_loop()
+        self._loop = loop_factory()
         self._context = contextvars.copy_context()
         self._task: asyncio.Task[Any] | None = None
         self._interrupts = 0

@@ -13,12 +13,14 @@ the module of the agent (`hookline serve app.py:agent --deps tenant_deps`). With
 an agent is refused before the server starts.
 
 The server logs to stderr: its own records (`hookline.server`: every 5xx with its
-traceback), uvicorn's (startup, one line per request) and any warning of the program,
+traceback), uvicorn's (startup; one line per request with `--access-log`) and any warning of the program,
 at `--log-level` (default `info`), every line passed through `hookline._redact.redact`.
 
 Ctrl-C (or SIGTERM) stops the server within 2 s: it stops taking connections, gives
 running runs `SHUTDOWN_GRACE` seconds to finish, then cancels them (each records "run
-cancelled", and its streams end with that line). uvicorn alone would first wait for every
+cancelled", and its streams end with that line). With `--drain N`, SIGTERM (what an
+orchestrator sends) gives them N seconds instead, `/readyz` answering 503 `draining`
+meanwhile; Ctrl-C still stops within 2 s. uvicorn alone would first wait for every
 open stream to end, that is for every run to finish, before it tells the app to shut
 down. Past `_STOP_LIMIT` (a run that ignores cancellation), or on a second Ctrl-C, the
 process ends at once.
@@ -28,11 +30,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import os
+import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +58,13 @@ if TYPE_CHECKING:
     from hookline.server.runs import RunManager
 
 __all__ = [
-    "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback",
+    "MEMORY", "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback",
     "load_tokens", "logging_to_stderr", "serve_command",
 ]
 
 TOKENS_ENV = "HOOKLINE_TOKENS"
+MEMORY = ":memory:"
+"""`--db :memory:`: sessions in the server's memory (a `InMemorySessionStore`), lost when it stops."""
 
 SHUTDOWN_GRACE = 0.5
 """Seconds running runs get to finish after Ctrl-C before they are cancelled."""
@@ -67,6 +73,8 @@ _STOP_LIMIT = 1.8
 """Seconds after Ctrl-C past which the process ends without waiting any more (a run ignoring cancellation)."""
 
 _BACKLOG = 2048  # connections waiting to be accepted, as uvicorn's default
+
+LoopFactory = Callable[[], asyncio.AbstractEventLoop]
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _LOGGERS = ("hookline", "uvicorn")
@@ -84,6 +92,14 @@ class ServeOptions:
     tokens_file: Path | None = None
     deps: str | None = None
     log_level: str = "info"
+    access_log: bool = False
+    """One line per request on stderr (uvicorn's access log): off unless asked for, as it costs on every request."""
+    loop: str = "auto"
+    """The event loop: "uvloop", "asyncio", or "auto" (uvloop when installed: the `fast` extra)."""
+    http: str = "auto"
+    """The HTTP parser: "httptools", "h11", or "auto" (httptools when installed: the `fast` extra)."""
+    drain: float = 0.5
+    """Seconds running runs get to finish after SIGTERM (Ctrl-C: `SHUTDOWN_GRACE`, whatever this says)."""
 
 
 def load_tokens(tokens_file: Path | None) -> dict[str, str]:
@@ -128,7 +144,9 @@ def bind(host: str, port: int) -> socket.socket:
 
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets of that protocol,
+    # and without it a kept-alive request's body waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
@@ -156,18 +174,20 @@ def serve_command(options: ServeOptions) -> ExitCode:
     uvicorn = _require("uvicorn")
     agent = build_agent(options.agent, options.model)
     deps = _deps_factory(agent, options)
+    loop_factory, http = _loop_factory(options.loop), _http_parser(options.http)
     with bind(options.host, options.port) as sock:
-        store = open_store(store_location(options.db))
+        store = _open_store(store_location(options.db))
         app = _create_app(agent, store, tokens, deps)
         stderr = Console(stderr=True, highlight=False)
         where = f"[{options.host}]" if ":" in options.host else options.host
         url = f"http://{where}:{sock.getsockname()[1]}"
-        stderr.print(redact(f"serving agent {agent.name!r} on {url} (sessions: {store!r})"), soft_wrap=True)
+        engine = f"{'uvloop' if loop_factory is not asyncio.new_event_loop else 'asyncio'}, {http}"
+        stderr.print(redact(f"serving agent {agent.name!r} on {url} (sessions: {store!r}; {engine})"), soft_wrap=True)
         if not tokens:
             stderr.print(f"no tokens configured: listening on loopback only; set {TOKENS_ENV}=token:user,... "
                          "or --tokens-file to require bearer tokens", style="yellow", soft_wrap=True)
         with logging_to_stderr(options.log_level):
-            _serve(uvicorn, app, options, sock)
+            _serve(uvicorn, app, options, sock, (loop_factory, http))
     return ExitCode.OK
 
 
@@ -194,34 +214,76 @@ def logging_to_stderr(level: str) -> Iterator[None]:
             logging.getLogger(name).setLevel(before)
 
 
-def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket) -> None:
+def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket, engine: tuple[LoopFactory, str]) -> None:
+    loop_factory, http = engine
     # log_config=None: uvicorn adds no handler of its own, its records reach the redacting one
     config = uvicorn.Config(app, host=options.host, port=sock.getsockname()[1], log_config=None,
-                            log_level=options.log_level)
+                            log_level=options.log_level, access_log=options.access_log, http=http, ws="none")
     server = uvicorn.Server(config)
     stop = server.handle_exit
     runs: RunManager = app.state.hookline.runs
-    with CommandLoop() as loop:
+    # What is loaded by now (the app, its routes and schemas, the libraries) lives as long as
+    # the process: out of the collector's sight, a full collection no longer walks it all.
+    gc.freeze()
+    with CommandLoop(loop_factory=loop_factory) as loop:
 
         def handle_exit(signum: int, frame: Any) -> None:
             if server.should_exit:  # a second Ctrl-C: no more waiting
                 quit_now()
             stop(signum, frame)
-            loop.call_soon_threadsafe(_close_runs, runs)
-            watchdog(_STOP_LIMIT, f"interrupted: the server did not stop within {_STOP_LIMIT:g} s")
+            grace = max(options.drain, SHUTDOWN_GRACE) if signum == signal.SIGTERM else SHUTDOWN_GRACE
+            loop.call_soon_threadsafe(_close_runs, runs, grace)
+            limit = _STOP_LIMIT + grace - SHUTDOWN_GRACE
+            watchdog(limit, f"interrupted: the server did not stop within {limit:g} s")
 
         server.handle_exit = handle_exit
         # Not server.run(): its asyncio.run would wait, at the end, for threads a cancelled run left busy.
         loop.run(server.serve(sockets=[sock]), ctrl_c=False)
 
 
-def _close_runs(runs: RunManager) -> None:
-    task = asyncio.ensure_future(runs.aclose())
+def _close_runs(runs: RunManager, grace: float) -> None:
+    task = asyncio.ensure_future(runs.aclose(grace))
     _closing.add(task)
     task.add_done_callback(_closing.discard)
 
 
 _closing: set[asyncio.Future[None]] = set()  # keeps the task alive until it is done
+
+
+def _loop_factory(name: str) -> LoopFactory:
+    """The event loop `--loop` names; "auto": uvloop's when it is installed."""
+    if name == "asyncio":
+        return asyncio.new_event_loop
+    try:
+        import uvloop
+    except ImportError as exc:
+        if name == "uvloop":
+            raise ConfigError(f"--loop uvloop needs uvloop: pip install 'hookline[fast]' ({exc})") from exc
+        return asyncio.new_event_loop
+    factory: LoopFactory = uvloop.new_event_loop
+    return factory
+
+
+def _http_parser(name: str) -> str:
+    """The HTTP implementation `--http` names, as uvicorn calls it; "auto": httptools when it is installed."""
+    if name == "h11":
+        return "h11"
+    try:
+        import httptools  # noqa: F401 - only whether it imports
+    except ImportError as exc:
+        if name == "httptools":
+            raise ConfigError(f"--http httptools needs httptools: pip install 'hookline[fast]' ({exc})") from exc
+        return "h11"
+    return "httptools"
+
+
+def _open_store(location: str) -> SessionStore:
+    """The store at `location`; `:memory:` keeps the sessions in this process, gone when it ends."""
+    if location == MEMORY:
+        from hookline.sessions.memory import InMemorySessionStore
+
+        return InMemorySessionStore()
+    return open_store(location)
 
 
 def _require(module: str) -> Any:

@@ -1,4 +1,4 @@
-"""`TaggedStore`: a session store through which a durable run signs what it writes.
+"""The tag a durable run signs what it writes with (`hookline.sessions._tagged.TaggedStore`).
 
 Every event a workflow's run appends carries the workflow's id in its metadata. A
 recovered workflow reads the log for that tag to know whether its run had begun: the
@@ -8,16 +8,13 @@ prompt run is resumed, never given its prompt a second time.
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import Any
+from collections.abc import Sequence
 
 from hookline.events import Event
-from hookline.sessions import Blob, Session, SessionStore
-from hookline.types import View
+from hookline.sessions import SessionStore
+from hookline.sessions._tagged import TaggedStore
 
-__all__ = ["WORKFLOW_KEY", "TaggedStore", "began"]
+__all__ = ["WORKFLOW_KEY", "began", "workflow_store"]
 
 WORKFLOW_KEY = "dbos_workflow_id"
 """The metadata key of the id of the DBOS workflow that wrote an event."""
@@ -28,100 +25,6 @@ def began(log: Sequence[Event], workflow_id: str) -> bool:
     return any(e.metadata.get(WORKFLOW_KEY) == workflow_id for e in log)
 
 
-class TaggedStore(SessionStore):
-    """A view of `inner` whose appends carry `workflow_id`; every other call goes to `inner`.
-
-    It forwards the methods `SessionStore` gives defaults to as well, or the defaults would
-    run instead of `inner`'s own: `open_for_run` and `append_and_save_state` (one transaction
-    each in the SQL stores) and `load_blobs` (the bytes of images and files). Two stay
-    unforwarded: `append_event`, built on `append_events`, and `aclose`, since the view does
-    not own `inner`.
-
-    Args:
-        inner: The session store.
-        workflow_id: The id of the workflow whose run writes through this view.
-    """
-
-    def __init__(self, inner: SessionStore, workflow_id: str) -> None:
-        self.inner = inner
-        self.workflow_id = workflow_id
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner" or name.startswith("__"):  # not set yet (a copy being built): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)  # a backend's own extras (e.g. `run_active`)
-
-    def _tagged(self, events: Sequence[Event]) -> builtins.list[Event]:
-        """Copies of `events`, each with the workflow's id in its metadata."""
-        return [e.model_copy(update={"metadata": {**e.metadata, WORKFLOW_KEY: self.workflow_id}}) for e in events]
-
-    async def append_events(self, session_id: str, events: Sequence[Event]) -> builtins.list[Event]:
-        """Append `events`, each tagged with the workflow's id, in one transaction."""
-        return await self.inner.append_events(session_id, self._tagged(events))
-
-    async def append_and_save_state(
-        self, session_id: str, events: Sequence[Event], state: dict[str, Any]
-    ) -> builtins.list[Event]:
-        """Append `events`, tagged as `append_events` tags them, and save `state`: in one transaction if `inner` can."""
-        return await self.inner.append_and_save_state(session_id, self._tagged(events), state)
-
-    async def open_for_run(
-        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
-    ) -> tuple[Session, builtins.list[Event]]:
-        """Open a session of `inner` for a run (in one transaction where `inner` can)."""
-        return await self.inner.open_for_run(session_id, user=user, create=create, app=app)
-
-    async def create(
-        self,
-        *,
-        app: str = "default",
-        user: str = "default",
-        session_id: str | None = None,
-        state: dict[str, Any] | None = None,
-    ) -> Session:
-        """Create a session in `inner`."""
-        return await self.inner.create(app=app, user=user, session_id=session_id, state=state)
-
-    async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
-        """Return a session of `inner`."""
-        return await self.inner.get(session_id, user=user, with_events=with_events)
-
-    async def list(self, *, app: str | None = None, user: str | None = None) -> builtins.list[Session]:
-        """List the sessions of `inner`."""
-        return await self.inner.list(app=app, user=user)
-
-    async def delete(self, session_id: str, *, user: str | None = None) -> None:
-        """Delete a session of `inner`."""
-        await self.inner.delete(session_id, user=user)
-
-    async def prepare_event(self, session_id: str, event: Event) -> Event:
-        """Prepare parts in `inner` (untagged: they are the user's, merged into a later append)."""
-        return await self.inner.prepare_event(session_id, event)
-
-    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> builtins.list[Event]:
-        """Read a session's events from `inner`."""
-        return await self.inner.events(session_id, view=view, after_seq=after_seq)
-
-    async def page(
-        self, session_id: str, *, view: View = "all", after_seq: int = 0, before_seq: int | None = None,
-        limit: int = 1000, newest: bool = False,
-    ) -> builtins.list[Event]:
-        """A page of a session's events, from `inner`."""
-        return await self.inner.page(session_id, view=view, after_seq=after_seq, before_seq=before_seq, limit=limit,
-                                     newest=newest)
-
-    async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
-        """Save a session's state in `inner`."""
-        await self.inner.update_state(session_id, state)
-
-    async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
-        """The bytes of a session's images and files, from `inner`."""
-        return await self.inner.load_blobs(session_id, digests)
-
-    def run_lock(self, session_id: str, *, timeout: float = 0.0) -> AbstractAsyncContextManager[None]:
-        """Hold a session of `inner` for one run."""
-        return self.inner.run_lock(session_id, timeout=timeout)
-
-    async def run_active(self, session_id: str) -> bool:
-        """Whether a run holds a session of `inner` (asked of `inner`, which takes no lock)."""
-        return await self.inner.run_active(session_id)
+def workflow_store(inner: SessionStore, workflow_id: str) -> TaggedStore:
+    """A view of `inner` whose appends carry the workflow's id (`WORKFLOW_KEY`)."""
+    return TaggedStore(inner, WORKFLOW_KEY, workflow_id)

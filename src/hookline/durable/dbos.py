@@ -13,7 +13,7 @@ session log already says how far a run got, so a recovered workflow does not rep
 run: it resumes it from the log (`Agent.resume`), which asks the model again after a death
 mid-answer and runs the calls the user approved. Two things make that sound:
 
-- Exactly one prompt. Every event the run writes carries the workflow's id (`TaggedStore`);
+- Exactly one prompt. Every event the run writes carries the workflow's id (`workflow_store`);
   a recovered prompt workflow whose tag is in the log resumes instead of prompting again.
 - At most once per tool. The log records a call's start before the tool runs. A started
   call without a result is handed back as an interruption, unless DBOS holds its result
@@ -40,8 +40,9 @@ from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID, StepInfo, W
 
 from hookline.agent import Agent
 from hookline.conversation import user_actions_as_text
+from hookline.durable._schedules import ScheduledPrompt, register_runner, scheduled_workflow
 from hookline.durable._steps import DurableModel, DurableTool, Replay, replaying
-from hookline.durable._tagging import WORKFLOW_KEY, TaggedStore, began
+from hookline.durable._tagging import WORKFLOW_KEY, began, workflow_store
 from hookline.errors import ConfigError, SessionNotFound
 from hookline.events import Event
 from hookline.messages import Message
@@ -176,6 +177,7 @@ class DurableAgent(Agent):
         self.workflow = _workflow_for(name, max_recovery_attempts)
         """The DBOS workflow function: `(session_id, prompt, user, approvals) -> RunResult`."""
         _agents[name] = self
+        register_runner(name, self)
 
     @property
     def model(self) -> Model:
@@ -239,6 +241,38 @@ class DurableAgent(Agent):
         self.resume(session_id, approvals, user=user)  # bad approvals fail here, not in a worker
         return await self._start(session_id, None, user, parse_approvals(approvals), workflow_id)
 
+    async def schedule(
+        self, name: str, cron: str, prompt: str, *, session_id: str, user: str | None = "default",
+        timezone: str | None = None,
+    ) -> None:
+        """Run `prompt` on session `session_id` on the cron schedule `cron` (DBOS's scheduler; see `_schedules`).
+
+        Args:
+            name: The schedule's name, unique in the DBOS database (`unschedule(name)` ends it).
+            cron: A cron expression; six fields put seconds first (`"0 */5 * * * *"`).
+            prompt: The prompt of each run.
+            session_id: The session each run goes to (created by the first when missing).
+            user: Its owner.
+            timezone: The IANA time zone the expression is read in (None: UTC).
+
+        Raises:
+            ConfigError: A session store the workers do not share (in memory).
+        """
+        self.prompt(prompt)  # a bad prompt fails here, not at the first tick
+        if isinstance(self.session_store, InMemorySessionStore):
+            raise ConfigError("a scheduled run needs a session store every worker shares: "
+                              "pass session_store=PostgresSessionStore(dsn) to the agent")
+        context: ScheduledPrompt = {"agent": self.name, "session_id": session_id, "prompt": prompt, "user": user}
+        # DBOS's own queue of schedules, not the agent's: that one is partitioned by session, and a
+        # tick carries no partition key. The session's run lock keeps its runs one at a time.
+        await DBOS.create_schedule_async(schedule_name=name, workflow_fn=scheduled_workflow, schedule=cron,
+                                         context=context, cron_timezone=timezone)
+
+    @staticmethod
+    async def unschedule(name: str) -> None:
+        """End the schedule `name` (runs it already started go on)."""
+        await DBOS.delete_schedule_async(name)
+
     async def run(
         self, prompt: str | Message, *, session_id: str, user: str | None = "default", poll: float = 0.1
     ) -> RunResult:
@@ -279,7 +313,7 @@ class DurableAgent(Agent):
         _skip_step_ids(steps)
         replay = Replay.from_steps(steps)
         log = await _session_log(self.session_store, session_id)
-        store = TaggedStore(self.session_store, workflow_id)
+        store = workflow_store(self.session_store, workflow_id)
         token = replaying.set(replay)
         try:
             if prompt is not None and not began(log, workflow_id):

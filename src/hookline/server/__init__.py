@@ -13,5 +13,9 @@ Needs the `server` extra (`pip install hookline[server]`).
 from hookline.server.app import create_app
 from hookline.server.auth import parse_tokens, read_tokens_file, tokens_from_env
 from hookline.server.deps import DepsContext, DepsFactory
+from hookline.server.webhooks import Webhooks, sign
 
-__all__ = ["DepsContext", "DepsFactory", "create_app", "parse_tokens", "read_tokens_file", "tokens_from_env"]
+__all__ = [
+    "DepsContext", "DepsFactory", "Webhooks", "create_app", "parse_tokens", "read_tokens_file", "sign",
+    "tokens_from_env",
+]

@@ -8,14 +8,19 @@ live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files), `inspect_routes` (the
 inspector's routes: titles, timelines, model calls, forks), `children` (the sessions of a
-session's sub-agents), `compactions` (undoing a compaction) and `readiness` (`/readyz`).
+session's sub-agents), `compactions` (undoing a compaction), `readiness` (`/readyz`),
+`hot_routes` (the light path of the two requests every run makes), `background` (runs
+with ids: background runs, busy strategies, `GET /v1/runs/{id}`) and `webhooks`; the
+protocols (AG-UI, the AI SDK, A2A) in `protocols/`.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -26,19 +31,23 @@ from hookline import __version__
 from hookline.agent import Agent
 from hookline.errors import ConfigError
 from hookline.server.auth import AuthMiddleware, tokens_from_env
+from hookline.server.background import BackgroundRuns, runs_api
 from hookline.server.blob_routes import blob_api
 from hookline.server.children import children_api
 from hookline.server.compactions import compactions_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
+from hookline.server.hot_routes import HotRoutes
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.metrics import Metrics, metrics_api
 from hookline.server.protocols.ag_ui import ag_ui_api
 from hookline.server.protocols.ai_sdk import ai_sdk_api
 from hookline.server.readiness import readiness
 from hookline.server.relay import Relay
 from hookline.server.routes import STATIC_DIR, ServerContext, api, public
 from hookline.server.runs import RunManager
+from hookline.server.webhooks import WEBHOOK_SECRET_ENV, Webhooks
 from hookline.sessions import SessionStore
 
 __all__ = ["create_app"]
@@ -56,8 +65,10 @@ def create_app(
     deps: DepsFactory | None = None,
     keepalive: float = 15.0,
     prepare_authors: Sequence[str] = (),
+    webhooks: Webhooks | None = None,
+    queue_limit: int = 16,
 ) -> FastAPI:
-    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/openapi.json` and the page at `/`.
+    """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/metrics`, `/openapi.json`, the page.
 
     With the `a2a` extra installed, it also speaks A2A 1.0: the Agent Card at
     `/.well-known/agent-card.json` and JSON-RPC at `POST /a2a` (`hookline.server.protocols.a2a`).
@@ -84,6 +95,10 @@ def create_app(
         prepare_authors: Authors besides `"user"` that `POST .../prepare` accepts (e.g. a front
             end's editor recording the user's edits under its own name). Prepared parts join
             their author's next event, so never name the agent or a tool here.
+        webhooks: How runs' webhooks are signed and sent (`hookline.server.webhooks`); None:
+            signed with `HOOKLINE_WEBHOOK_SECRET` if it is set (without a secret, a run asking
+            for a webhook answers 400), public addresses only.
+        queue_limit: Runs that may wait in one session's queue (`"if_busy": "enqueue"`).
 
     Raises:
         ConfigError: The agent has a `deps_type` and no `deps` factory is given, or
@@ -97,18 +112,25 @@ def create_app(
     store = store or agent.session_store
     context = ServerContext(agent=agent, store=store, runs=runs, relay=Relay(store, runs), deps=factory,
                             keepalive=keepalive)
+    background = BackgroundRuns(context, webhooks or Webhooks(secret=os.environ.get(WEBHOOK_SECRET_ENV) or None),
+                                queue_limit=queue_limit)
+    context = replace(context, service=background)
     app = FastAPI(
         title="hookline",
         version=__version__,
         summary=f"The HTTP API of the hookline agent {agent.name!r}",
-        lifespan=_lifespan(context),
+        lifespan=_lifespan(context, background, shutdown_grace),
         redoc_url=None,
     )
     app.state.hookline = context
+    app.state.background = background
+    app.state.metrics = Metrics(runs, background)
     app.state.titles = Titles()
     app.state.prepare_authors = frozenset({"user", *prepare_authors})
     install_error_handlers(app)
     app.include_router(api)
+    app.include_router(runs_api)
+    app.include_router(metrics_api)
     app.include_router(blob_api)
     app.include_router(inspect_api)
     app.include_router(children_api)
@@ -137,7 +159,9 @@ def _a2a_routes(context: ServerContext, *, secured: bool) -> list[BaseRoute]:
 def _add_middleware(
     app: FastAPI, tokens: Mapping[str, str], limits: tuple[int, int], cors_origins: list[str] | None
 ) -> None:
-    # The last added runs first: CORS answers preflights, then the token check, then the body limit.
+    # The last added runs first: CORS answers preflights, then the token check, then the body
+    # limit, then the light path of the two requests every run makes.
+    app.add_middleware(HotRoutes, context=app.state.hookline)
     app.add_middleware(BodyLimitMiddleware, max_bytes=limits[0], media_max_bytes=limits[1])
     app.add_middleware(AuthMiddleware, tokens=tokens)
     if cors_origins:
@@ -150,12 +174,16 @@ def _add_middleware(
         )
 
 
-def _lifespan(context: ServerContext) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+def _lifespan(
+    context: ServerContext, background: BackgroundRuns, grace: float
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         context.relay.start()
         yield
+        background.stop_queues()  # no queued run starts now
         await context.runs.aclose()
+        await background.aclose(grace)
         await context.relay.aclose()
         await context.store.aclose()
 

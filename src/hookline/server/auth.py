@@ -32,6 +32,7 @@ __all__ = [
     "PUBLIC_PATHS",
     "AuthMiddleware",
     "current_user",
+    "user_of",
     "parse_tokens",
     "read_tokens_file",
     "tokens_from_env",
@@ -137,10 +138,19 @@ class AuthMiddleware:
         await self.app(scope, receive, send)
 
 
-def current_user(
+async def current_user(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
 ) -> str:
     """Return the user `AuthMiddleware` found for this request (the bearer scheme is declared for OpenAPI)."""
+    return user_of(request)
+
+
+def user_of(request: Request) -> str:
+    """The user `AuthMiddleware` found for `request` (what `current_user` answers, outside FastAPI's dependencies).
+
+    Raises:
+        HTTPException: 401, no known bearer token came with it.
+    """
     user = request.scope.get(_USER_KEY)
     if not isinstance(user, str):
         raise HTTPException(401, "a known bearer token is required", headers={"WWW-Authenticate": "Bearer"})

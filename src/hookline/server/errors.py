@@ -48,6 +48,7 @@ __all__ = [
     "RedactingFilter",
     "error_body",
     "error_response",
+    "failure_response",
     "install_error_handlers",
     "json_response",
     "status_of",
@@ -128,11 +129,20 @@ def error_body(exc: BaseException) -> tuple[int, ErrorBody]:
     return status, body
 
 
-async def _library_error(request: Request, exc: Exception) -> Response:
+def failure_response(method: str, path: str, exc: Exception) -> Response:
+    """The answer to a request that failed with `exc` (a 5xx logged with its traceback), as the handlers give it."""
+    if not isinstance(exc, HooklineError):
+        logger.error("%s %s failed", method, path, exc_info=exc)
+        return error_response(ErrorBody(error="internal_error", message="internal server error (see the server log)"),
+                              500)
     status, body = error_body(exc)
     if status >= 500:
-        logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+        logger.error("%s %s failed: %s", method, path, exc, exc_info=exc)
     return error_response(body, status, {"Retry-After": RETRY_AFTER} if status == 503 else None)
+
+
+async def _library_error(request: Request, exc: Exception) -> Response:
+    return failure_response(request.method, request.url.path, exc)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
@@ -153,8 +163,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
-    logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-    return error_response(ErrorBody(error="internal_error", message="internal server error (see the server log)"), 500)
+    return failure_response(request.method, request.url.path, exc)
 
 
 def install_error_handlers(app: FastAPI) -> None:

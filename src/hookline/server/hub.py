@@ -86,6 +86,12 @@ class Subscription:
         self.hub.unsubscribe(self)
         self._wake.set()
 
+    def take_queued(self) -> list[Event]:
+        """Every event queued now, without waiting (the rest of a flush, to be written at once)."""
+        items = list(self._items)
+        self._items.clear()
+        return items
+
     async def get(self, timeout: float | None = None) -> Event | None:
         """Return the next event, or None at the end; `TimeoutError` if none came within `timeout` s."""
         while not self._items:

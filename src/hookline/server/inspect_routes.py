@@ -52,7 +52,7 @@ class Titles:
                 self._titles.popitem(last=False)
 
 
-def _titles(request: Request) -> Titles:
+async def _titles(request: Request) -> Titles:
     titles: Titles = request.app.state.titles
     return titles
 

@@ -131,6 +131,9 @@ def _split_runs(events: Sequence[Event]) -> list[_Run]:
     for event in events:
         if event.partial:
             continue
+        if event.kind == "marker" and not current.events and runs:  # a note after a run (its webhook): that run's
+            runs[-1].events.append(event)
+            continue
         current.events.append(event)
         if run_end(event) is not None:
             current.end = event

@@ -1,7 +1,9 @@
 """The HTTP routes: sessions, their events, runs and resumes, health and the web page.
 
 Every `/v1` route takes the user from `current_user` and reaches sessions only through
-`_owned`, which answers 404 for another user's session exactly as for a missing one.
+`_owned`, which answers 404 for another user's session exactly as for a missing one; a
+run or a resume checks it as it opens the session (one read fewer per run), and asks
+`_owned` only when the session is busy, so a busy session of someone else is still a 404.
 Runs and resumes answer server-sent events when the client accepts `text/event-stream`,
 and the `RunResult` as JSON otherwise; either way the run itself goes on in the server
 (`RunManager`) if the client goes away.
@@ -22,11 +24,11 @@ Where the HTTP surface adds its own reading of an error:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import FileResponse
@@ -43,13 +45,17 @@ from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Relay
+from hookline.server.run_schemas import RunAccepted
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
 from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
 from hookline.sessions import Session, SessionStore
 from hookline.types import View
 
-__all__ = ["STATIC_DIR", "ServerContext", "api", "public"]
+__all__ = [
+    "STATIC_DIR", "RunBuilder", "ServerContext", "ServiceRuns", "answer_run_body", "api", "create_in_store", "public",
+    "stream_channel",
+]
 
 STATIC_DIR = Path(__file__).with_name("static")
 """The web page's files."""
@@ -79,9 +85,23 @@ class ServerContext:
     """Builds each run's deps from its request (`create_app(deps=...)`); None: runs get none."""
     keepalive: float = 15.0
     """Seconds an event stream may stay silent before it sends a keepalive comment."""
+    service: ServiceRuns | None = None
+    """Runs with ids (`hookline.server.background`): background runs, webhooks, busy strategies."""
 
 
-def _context(request: Request) -> ServerContext:
+RunBuilder = Callable[[SessionStore], Awaitable[PromptRequest]]
+"""Builds a run's request on the store it writes through (its deps applied)."""
+
+
+class ServiceRuns(Protocol):
+    """What takes the runs that ask for more than their answer (`hookline.server.background.BackgroundRuns`)."""
+
+    async def take(self, session_id: str, user: str, body: RunBody, build: RunBuilder, *, sse: bool) -> Response:
+        """Start (or queue) the run `build` makes; answer as `body` asks."""
+        ...
+
+
+async def _context(request: Request) -> ServerContext:
     context: ServerContext = request.app.state.hookline
     return context
 
@@ -99,6 +119,8 @@ _EVENT_STREAM = {"text/event-stream": {"schema": {"type": "string", "description
 _RUN_ANSWERS: dict[int | str, dict[str, Any]] = {
     200: {"description": "The run's result, or its events as SSE (`Accept: text/event-stream`)",
           "content": _EVENT_STREAM},
+    202: {"description": "A background run (`\"background\": true`): its id, and where to ask after it",
+          "model": RunAccepted},
     **_errors(400, 401, 404, 409, 413, 422, 500, 502, 503),
 }
 
@@ -114,7 +136,11 @@ async def _owned(context: ServerContext, session_id: str, user: str, *, with_eve
 @api.post("/sessions", status_code=201, response_model=Session, responses=_errors(401, 409, 413, 422))
 async def create_session(context: Ctx, user: User, body: Annotated[CreateSession | None, Body()] = None) -> Response:
     """Create a session (body `{}` or `{"id": ..., "state": {...}}`); answer it with its `id`."""
-    body = body or CreateSession()
+    return await create_in_store(context, user, body or CreateSession())
+
+
+async def create_in_store(context: ServerContext, user: str, body: CreateSession) -> Response:
+    """Create the session `body` asks for, for `user`: its 201 answer (also the light path's, `hot_routes`)."""
     session = await context.store.create(app=context.agent.app, user=user, session_id=body.id, state=body.state)
     return json_response(session, 201, {"Location": f"/v1/sessions/{session.id}"})
 
@@ -280,11 +306,30 @@ async def start_run(context: Ctx, user: User, session_id: SessionId, body: RunBo
     The run's deps come from the app's deps factory, if any, before anything is recorded
     (a factory that fails answers 500 `deps_failed`, or its own `HTTPException`).
     """
-    await _owned(context, session_id, user)
-    prompt = body.message() if body.attachments else body.prompt
-    run = prompt_request(context.agent, context.store, session_id, user, prompt, body.document_parts())
-    run = await apply_deps(context.deps, DepsContext(request, user, session_id, "run"), run)
-    return await _answer_run(context, session_id, run, request)
+    deps = DepsContext(request, user, session_id, "run") if context.deps is not None else None
+    return await answer_run_body(context, session_id, user, body, sse=wants_sse(request), deps=deps)
+
+
+async def answer_run_body(
+    context: ServerContext, session_id: str, user: str, body: RunBody, *, sse: bool, deps: DepsContext | None = None
+) -> Response:
+    """Start the run `body` asks for and answer it (also the light path's, which has no `deps`).
+
+    A run asking for more than its answer (`body.service()`: a background run, a webhook, a
+    busy strategy) goes to the app's `ServiceRuns`.
+    """
+    if deps is not None:
+        await _owned(context, session_id, user)  # the factory is called for the session's owner only
+
+    async def build(store: SessionStore) -> PromptRequest:
+        prompt = body.message() if body.attachments else body.prompt
+        run = prompt_request(context.agent, store, session_id, user, prompt, body.document_parts())
+        return await apply_deps(context.deps, deps, run) if deps is not None else run
+
+    if body.service():
+        assert context.service is not None  # create_app sets it
+        return await context.service.take(session_id, user, body, build, sse=sse)
+    return await _answer_run(context, session_id, user, await build(context.store), sse=sse)
 
 
 @api.post("/sessions/{session_id}/resume", response_model=RunResult, responses=_RUN_ANSWERS)
@@ -298,7 +343,8 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     writes it while it holds the session, so one that answers 409 `busy` records nothing. The
     deps factory, if any, runs before anything is written: one that fails records nothing.
     """
-    await _owned(context, session_id, user)
+    if context.deps is not None:  # the factory is called for the session's owner only
+        await _owned(context, session_id, user)
     try:
         approvals = parse_approvals(body.answers())
         run = resume_request(context.agent, context.store, session_id, user, approvals)
@@ -307,7 +353,7 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
     # Before anything is recorded: a factory that fails leaves the log as it was.
     run = await apply_deps(context.deps, DepsContext(request, user, session_id, "resume"), run)
     try:
-        return await _answer_run(context, session_id, run, request)
+        return await _answer_run(context, session_id, user, run, sse=wants_sse(request))
     except ConfigError as exc:
         return _invalid_approvals(exc)
 
@@ -317,19 +363,29 @@ def _invalid_approvals(exc: ConfigError) -> Response:
     return error_response(ErrorBody(error="invalid_approvals", message=redact(str(exc))), 422)
 
 
-async def _answer_run(context: ServerContext, session_id: str, run: PromptRequest, request: Request) -> Response:
-    channel = context.runs.start(session_id, run)
-    if wants_sse(request):
-        return await _stream_run(channel, context.keepalive)
-    return json_response(without_stored_bytes(await channel.outcome()))
+async def _answer_run(context: ServerContext, session_id: str, user: str, run: PromptRequest, *, sse: bool) -> Response:
+    """Start `run` and answer it: SSE, or its result as JSON.
+
+    The run itself checks that `user` owns the session as it opens it (404 otherwise): the
+    route reads nothing first. A run that finds the session busy answers 409 only to its
+    owner; to anyone else a held session is as missing as any other of theirs (404).
+    """
+    try:
+        channel = context.runs.start(session_id, run)
+        if sse:
+            return await stream_channel(channel, context.keepalive)
+        return json_response(without_stored_bytes(await channel.outcome()))
+    except SessionBusy:
+        await _owned(context, session_id, user)
+        raise
 
 
-async def _stream_run(channel: RunChannel, keepalive: float) -> Response:
+async def stream_channel(channel: RunChannel, keepalive: float) -> Response:
     """The run's events as SSE (a run that failed before it wrote anything: a plain HTTP error)."""
     subscription = channel.hub.subscribe()
     await channel.started()
     if channel.published == 0 and channel.error is not None:
-        # It failed before writing anything (e.g. busy in another process): a plain HTTP error.
+        # It failed before writing anything (not found, busy in another process): a plain HTTP error.
         subscription.close()
         raise channel.error
     return sse_response(subscription_frames(subscription, keepalive=keepalive))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 from hookline.agent import Agent, PromptRequest, RunResult
@@ -38,6 +39,10 @@ class RunChannel:
     def __init__(self, hub: SessionHub) -> None:
         self.hub = hub
         self.session_id = hub.session_id
+        self.started_at = time.monotonic()
+        """When the run was started (`time.monotonic()`)."""
+        self.finished_at = 0.0
+        """When it ended (`time.monotonic()`; 0 until then)."""
         self.published = 0
         """How many events the run published so far."""
         self.result: RunResult | None = None
@@ -59,6 +64,7 @@ class RunChannel:
     def finish(self, result: RunResult | None = None, error: BaseException | None = None) -> None:
         """Record the outcome; the readers bound to the run end."""
         self.result, self.error = result, error
+        self.finished_at = time.monotonic()
         self._finished.set()
         self._started.set()
         self.hub.run_ended()
@@ -101,7 +107,9 @@ class RunManager:
         self._on_start: list[Callable[[str], None]] = []
         self._on_idle: list[Callable[[SessionHub], None]] = []
         self._on_finish: list[Callable[[str], None]] = []
+        self._on_end: list[Callable[[RunChannel], None]] = []
         self._on_close: list[Callable[[], None]] = []
+        self._closing = False
 
     @property
     def subscriber_limit(self) -> int:
@@ -146,6 +154,20 @@ class RunManager:
     def when_finished(self, callback: Callable[[str], None]) -> None:
         """Call `callback(session_id)` each time a run of this process has ended (its run lock released)."""
         self._on_finish.append(callback)
+
+    def when_ended(self, callback: Callable[[RunChannel], None]) -> None:
+        """Call `callback(channel)` each time a run of this process has ended (its outcome set), e.g. to count it."""
+        self._on_end.append(callback)
+
+    @property
+    def closing(self) -> bool:
+        """Whether `aclose` has begun: the server is stopping (or draining its runs)."""
+        return self._closing
+
+    @property
+    def running(self) -> int:
+        """How many runs go on in this process."""
+        return len(self._active)
 
     def when_closing(self, callback: Callable[[], None]) -> None:
         """Call `callback()` as `aclose` begins (e.g. to end the streams that follow other processes' runs)."""
@@ -209,25 +231,29 @@ class RunManager:
             channel.finish(result, error)
             for callback in self._on_finish:
                 callback(channel.session_id)
+            for ended in self._on_end:
+                ended(channel)
 
-    async def aclose(self) -> None:
-        """Let running runs finish for up to `grace` s, then cancel the rest and wait `grace` s more at most.
+    async def aclose(self, grace: float | None = None) -> None:
+        """Let running runs finish for up to `grace` s (default: the manager's), cancel the rest, wait as long again.
 
         A cancelled run ends as `cancel()` ends it: its log and its streams end with "run
         cancelled". One that ignores that is cancelled the hard way and left behind.
         """
+        grace = self._grace if grace is None else grace
+        self._closing = True
         for callback in self._on_close:
             callback()
         for hub in list(self._hubs.values()):  # followers end now; readers of a run end with it
             hub.close_followers()
         if not self._tasks:
             return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=self._grace)
+        _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
         if not pending:
             return
         for session_id in list(self._requests):
             self.cancel(session_id)
-        _, stuck = await asyncio.wait(pending, timeout=self._grace)
+        _, stuck = await asyncio.wait(pending, timeout=grace)
         for task in stuck:
             logger.warning("%s did not stop when cancelled; the server stops without it", task.get_name())
             task.cancel()

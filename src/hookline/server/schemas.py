@@ -31,6 +31,7 @@ __all__ = [
     "ErrorBody",
     "FileAttachment",
     "Health",
+    "IfBusy",
     "ImageAttachment",
     "ResumeBody",
     "RunBody",
@@ -73,6 +74,9 @@ class CreateSession(BaseModel):
         return value
 
 
+IfBusy = Literal["reject", "enqueue", "interrupt", "rollback"]
+"""What a run does when another run goes on in its session (`RunBody.if_busy`)."""
+_WEBHOOK_URL = re.compile(r"^https?://[^\s/?#@]+(/[^\s]*)?$", re.IGNORECASE)
 _MIME = r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
 _URL = re.compile(r"^(https?://[^\s]+|data:[^\s]+)$", re.IGNORECASE)
 _NO_BLOB = ("`blob` is not taken in a request: send the bytes again as base64 `data` "
@@ -177,6 +181,24 @@ class RunBody(BaseModel):
     """Images and files sent with the prompt: stored in the log with it (bytes once per session)."""
     documents: list[DocumentBody] = Field(default_factory=list)
     """Documents the model gets for this run only: merged into one block before the prompt, never stored."""
+    background: StrictBool = False
+    """Answer 202 with the run's id at once and run on (its state: `GET /v1/runs/{run_id}`)."""
+    webhook: Annotated[str, Field(max_length=2048)] | None = None
+    """An http(s) URL the server POSTs the run's outcome to when it ends, signed (see the server guide)."""
+    if_busy: IfBusy = "reject"
+    """When a run goes on in the session: `reject` (409), `enqueue` (run after it), `interrupt` (cancel it,
+    then run), or `rollback` (cancel it, leave its events out of what the model sees, then run)."""
+
+    @field_validator("webhook")
+    @classmethod
+    def _webhook_url(cls, value: str | None) -> str | None:
+        if value is not None and not _WEBHOOK_URL.match(value):
+            raise ValueError("the webhook must be an http:// or https:// URL with a host, e.g. https://example.com/hook")
+        return value
+
+    def service(self) -> bool:
+        """Whether the run asks for more than an answer: a background run, a webhook, or a busy strategy."""
+        return self.background or self.webhook is not None or self.if_busy != "reject"
 
     @model_validator(mode="after")
     def _not_blank(self) -> Self:

@@ -21,7 +21,7 @@ bookkeeping) and partial events are never sent.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 from fastapi import Request
 from starlette.responses import StreamingResponse
@@ -36,6 +36,8 @@ KEEPALIVE = b": keepalive\n\n"
 """A comment frame sent when nothing else was for a while, so proxies keep the stream open."""
 
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_CHUNK = 65_536  # bytes of frames a catch-up writes at once
+_ANSWERS_KEPT = 64
 
 
 def encode_event(event: Event) -> bytes:
@@ -66,17 +68,20 @@ def wants_sse(request: Request) -> bool:
 class _Position:
     """Where one client is: the last stored seq it got, and the live events it got that are not stored yet."""
 
-    __slots__ = ("last", "live")
+    __slots__ = ("answers", "last", "live")
 
     def __init__(self, after_seq: int) -> None:
         self.last = after_seq
         self.live: set[str] = set()
+        self.answers: set[str | None] = set()
+        """The answers it got stored, whole: a delta of theirs still on its way is not sent."""
 
     def stored(self, event: Event) -> bytes | None:
         """The frame of `event`, read from the log by a client that dropped what it held live (None: not sent)."""
         if event.seq is None or event.partial or event.kind == "marker" or event.seq <= self.last:
             return None
         self.last = event.seq
+        self._note_answer(event)
         return encode_event(event)
 
     def frame(self, event: Event) -> bytes | None:
@@ -85,16 +90,26 @@ class _Position:
             return None
         seq = event.seq
         if seq is None:
-            if event.id is not None and event.kind != "delta":  # a delta's id is its answer's, not its own
+            if event.kind == "delta":  # a delta's id is its answer's, not its own
+                return None if event.id in self.answers else encode_event(event)
+            if event.id is not None:
                 self.live.add(event.id)
+            self._note_answer(event)
             return encode_event(event)
         if seq <= self.last:
             return None
         self.last = seq
+        self._note_answer(event)
         if event.id in self.live:
             self.live.discard(event.id)
             return encode_stored(event)
         return encode_event(event)
+
+    def _note_answer(self, event: Event) -> None:
+        if covers_deltas(event):
+            if len(self.answers) >= _ANSWERS_KEPT:  # only the latest answers still have deltas on their way
+                self.answers.clear()
+            self.answers.add(event.id)
 
 
 async def subscription_frames(
@@ -106,6 +121,11 @@ async def subscription_frames(
 
 
 async def _frames(subscription: Subscription, position: _Position, keepalive: float) -> AsyncIterator[bytes]:
+    """The frames of what `subscription` gets: each wake-up's events as one chunk, so one write to the socket.
+
+    A run hands over a flush's events together; written one frame at a time, each would be
+    a send of its own (and, in a chunked response, a chunk of its own).
+    """
     try:
         while True:
             try:
@@ -115,9 +135,9 @@ async def _frames(subscription: Subscription, position: _Position, keepalive: fl
                 continue
             if event is None:
                 return
-            frame = position.frame(event)
-            if frame is not None:
-                yield frame
+            frames = [frame for e in (event, *subscription.take_queued()) if (frame := position.frame(e)) is not None]
+            if frames:
+                yield b"".join(frames)
     finally:
         subscription.close()
 
@@ -135,18 +155,20 @@ async def replay(
     last: list[Event] = []
     try:
         async for page in pages:
+            frames: list[bytes] = []
             for event in page:
                 read.note(event)
                 frame = position.stored(event)
                 if frame is not None:
-                    yield frame
+                    frames.append(frame)
+            for chunk in _chunked(frames):
+                yield chunk
             last = page
         if caught_up is not None:
             caught_up(last)
-        for event in read.uncovered(subscription.tail):
-            frame = position.frame(event)
-            if frame is not None:
-                yield frame
+        tail = [frame for event in read.uncovered(subscription.tail) if (frame := position.frame(event)) is not None]
+        for chunk in _chunked(tail):
+            yield chunk
     except BaseException:
         subscription.close()
         raise
@@ -172,6 +194,18 @@ class _Read:
     def uncovered(self, tail: list[Event]) -> list[Event]:
         """The live events of `tail` the log did not give (by id), nor the answer of its deltas."""
         return [e for e in tail if e.id not in self.ids and not (self.answered and e.kind == "delta")]
+
+
+def _chunked(frames: list[bytes]) -> Iterator[bytes]:
+    """`frames` joined into chunks of about `_CHUNK` bytes: a catch-up is a few writes, not one per event."""
+    start, size = 0, 0
+    for end, frame in enumerate(frames, 1):
+        size += len(frame)
+        if size >= _CHUNK:
+            yield b"".join(frames[start:end])
+            start, size = end, 0
+    if start < len(frames):
+        yield b"".join(frames[start:])
 
 
 def sse_response(frames: AsyncIterator[bytes]) -> StreamingResponse:

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import InvalidEvent, SessionExists, StoreError
-from hookline.sessions.base import Blob, Session, SessionStore
+from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionStore
 
 if TYPE_CHECKING:
     from hookline.sessions.memory import InMemorySessionStore
@@ -23,7 +23,9 @@ __all__ = [
     "Blob",
     "InMemorySessionStore",
     "InvalidEvent",
+    "LastWrite",
     "PostgresSessionStore",
+    "RunHold",
     "SQLiteSessionStore",
     "Session",
     "SessionExists",

@@ -196,3 +196,14 @@ def m005_blobs(d: Dialect) -> list[str]:
             data {d.bytes} NOT NULL,
             PRIMARY KEY (session_id, digest))"""
     ]
+
+
+@migration
+def m006_rolled_back(d: Dialect) -> list[str]:
+    """A mark on the events of a run rolled back (`SessionStore.roll_back`): the prompt view leaves them out.
+
+    They stay in the log, marked also in their metadata (`"rolled_back": true`) for readers.
+    """
+    false = "false" if d.name == "postgres" else "0"
+    kind = "boolean" if d.name == "postgres" else "INTEGER"
+    return [f"ALTER TABLE hookline_events ADD COLUMN rolled_back {kind} NOT NULL DEFAULT {false}"]

@@ -18,6 +18,8 @@ from hookline.sessions._migrations import MIGRATIONS_TABLE
 from hookline.types import View
 
 __all__ = [
+    "APPEND_ALONE",
+    "APPEND_ALONE_NOTIFY",
     "APPEND_HEAD",
     "APPEND_HEAD_NOTIFY",
     "APPLIED_MIGRATIONS",
@@ -35,11 +37,13 @@ __all__ = [
     "LOCK_MIGRATIONS",
     "MIGRATIONS_TABLE_EXISTS",
     "NOTIFY_MAX_ID",
+    "OPEN_FOR_RUN",
     "READ_BLOBS",
     "READ_PENDING",
     "READ_PENDING_OF",
     "READ_SESSION",
     "RECORD_MIGRATION",
+    "ROLL_BACK",
     "SAVE_PENDING",
     "SESSION_EXISTS",
     "TOUCH",
@@ -116,6 +120,29 @@ APPEND_HEAD_NOTIFY = (
     "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true CROSS JOIN n"
 )
 APPEND_HEAD += "\n    SELECT s.last_seq, p.j FROM s LEFT JOIN p ON true"
+# The whole append in one statement, when it takes no prepared parts (none of its authors
+# has any; then it writes nothing and returns no row, and the store takes the transaction
+# of `APPEND_HEAD`): reserve the seqs, save the state unless $6 is NULL, insert the events
+# (one array per column, in order) and announce the append. $1 session_id, $2 count,
+# $3 updated_at, $4 authors, $5 fence, $6 state, $7 ids, $8 kinds, $9 authors of the
+# events, $10 roles, $11 sources, $12 parts, $13 metadata; the new last seq back.
+APPEND_ALONE = f"""
+    WITH s AS (UPDATE hookline_sessions SET last_seq = last_seq + $2, updated_at = $3,
+                      state = coalesce($6::json, state), {_STAMP.format(5)}
+               WHERE id = $1 {_FENCED.format(5)} AND NOT EXISTS
+                     (SELECT 1 FROM hookline_pending WHERE session_id = $1 AND author = ANY($4::text[]))
+               RETURNING last_seq),
+         i AS (INSERT INTO hookline_events
+                      (session_id, seq, id, kind, author, role, source, created_at, parts, metadata)
+               SELECT $1, s.last_seq - $2 + e.n, e.id, e.kind, e.author, e.role, e.source, $3, e.parts::json,
+                      e.metadata::json
+               FROM s, unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+                              $13::text[]) WITH ORDINALITY AS e (id, kind, author, role, source, parts, metadata, n))"""
+APPEND_ALONE_NOTIFY = (
+    APPEND_ALONE + f",\n         n AS (SELECT pg_notify('{EVENTS_CHANNEL}', s.last_seq::text || ':' || $1) FROM s)"
+    "\n    SELECT s.last_seq FROM s CROSS JOIN n"
+)
+APPEND_ALONE += "\n    SELECT s.last_seq FROM s"
 # The columns of `EventRow`, in order: $1 session_id, $2 seq, $3 id, $4 kind, $5 author,
 # $6 role, $7 source, $8 created_at, $9 parts, $10 metadata
 INSERT_EVENT = (
@@ -139,7 +166,7 @@ SAVE_PENDING = """
 
 # --- reads -----------------------------------------------------------------------------------
 
-_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
+_VIEW_KINDS = {"prompt": "AND kind = 'message' AND NOT rolled_back", "ui": "AND kind <> 'marker'", "all": ""}
 
 
 def read_events(view: View) -> str:
@@ -162,10 +189,29 @@ def read_page(view: View, *, newest: bool) -> str:
             f" AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq {order} LIMIT $4")
 
 
+# A run's first read in one statement: the session's row (key -1, its columns), then its
+# events in the `prompt` view (key seq, each as JSON, in the second column); no session
+# row back: no such session of $2. $1 session_id, $2 user (NULL: any)
+OPEN_FOR_RUN = f"""
+    SELECT -1 AS k, NULL AS j, id, app, user_id, state::text, created_at, updated_at FROM hookline_sessions
+    WHERE {_OWNED}
+    UNION ALL
+    SELECT seq, {_EVENT_JSON}, NULL, NULL, NULL, NULL, NULL, NULL FROM hookline_events
+    WHERE session_id = $1 AND kind = 'message' AND NOT rolled_back
+    ORDER BY k"""
 # $1 session_id; every author's pending parts as JSON, by author
 READ_PENDING = f'SELECT {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 ORDER BY author COLLATE "C"'
 # $1 session_id, $2 after_seq: the events of every kind, as JSON, in order (what a follower reads)
 EVENTS_AFTER = read_events("all")
+
+# Mark the events of a rolled-back run (see `_sqlite_sql.ROLL_BACK`); the number marked back.
+# $1 session_id, $2 after_seq, $3 through_seq
+ROLL_BACK = """
+    WITH r AS (UPDATE hookline_events SET rolled_back = true, metadata = (CASE metadata::text WHEN '{}'
+                      THEN '{"rolled_back":true}' ELSE '{"rolled_back":true,' || substr(metadata::text, 2) END)::json
+               WHERE session_id = $1 AND seq > $2 AND seq <= $3 AND NOT rolled_back RETURNING 1)
+    SELECT count(*) FROM r"""
+
 
 # --- blobs: the bytes of image and file parts, once per session and digest ---------------------
 

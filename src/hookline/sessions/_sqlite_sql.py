@@ -38,6 +38,7 @@ __all__ = [
     "RECORD_MIGRATION",
     "RELEASE_LEASE",
     "RENEW_LEASE",
+    "ROLL_BACK",
     "ROLLBACK",
     "SAVE_PENDING",
     "SET_UP",
@@ -129,7 +130,7 @@ SAVE_PENDING = (
 
 # --- reads -----------------------------------------------------------------------------------
 
-_VIEW_KINDS = {"prompt": "AND kind = 'message'", "ui": "AND kind <> 'marker'", "all": ""}
+_VIEW_KINDS = {"prompt": "AND kind = 'message' AND rolled_back = 0", "ui": "AND kind <> 'marker'", "all": ""}
 
 
 def read_log(view: View, *, session: bool) -> str:
@@ -169,6 +170,16 @@ def read_page(view: View, *, newest: bool) -> str:
 
 # :session_id; every author's pending parts as JSON, by author
 READ_PENDING = f"SELECT author, {_PENDING_JSON} FROM hookline_pending WHERE session_id = :session_id ORDER BY author"
+
+
+# Mark the events of a rolled-back run: out of the prompt view, `"rolled_back": true` first in
+# their metadata (a JSON object as `encode_event` writes it, so it starts with `{`).
+# :session_id, :after_seq, :through_seq
+ROLL_BACK = (
+    "UPDATE hookline_events SET rolled_back = 1, metadata = CASE metadata WHEN '{}' THEN '{\"rolled_back\":true}'"
+    " ELSE '{\"rolled_back\":true,' || substr(metadata, 2) END"
+    " WHERE session_id = :session_id AND seq > :after_seq AND seq <= :through_seq AND rolled_back = 0"
+)
 
 
 # --- blobs: the bytes of image and file parts, once per session and digest ---------------------

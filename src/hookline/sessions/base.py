@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
+from functools import partial
 from types import TracebackType
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hookline.errors import SessionBusy, SessionExists, SessionNotFound
+from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.types import View
 
-__all__ = ["Blob", "Session", "SessionStore"]
+__all__ = ["Blob", "LastWrite", "RunHold", "Session", "SessionStore"]
 
 
 class Session(BaseModel):
@@ -61,6 +62,22 @@ def check_limit(limit: int) -> None:
         raise ValueError(f"a page's limit must be a positive integer, not {limit!r}")
 
 
+LastWrite = Callable[[Sequence[Event], dict[str, Any]], Coroutine[Any, Any, builtins.list[Event]]]
+"""`finish(events, state)`: a held run's last write (its last events and its saved state)."""
+
+
+class RunHold(NamedTuple):
+    """A session held for one run, as `SessionStore.hold_for_run` read it at the run's start."""
+
+    session: Session
+    """The session (without its events)."""
+    prompt: builtins.list[Event]
+    """Its log in the `prompt` view."""
+    finish: LastWrite
+    """The run's last write: its last events and its saved state (see `append_and_save_state`); a
+    store that can lets the session go in the same transaction."""
+
+
 class SessionStore(ABC):
     """Where sessions live. Subclass it to add a backend.
 
@@ -85,7 +102,9 @@ class SessionStore(ABC):
 
     `open_for_run` (a run's first read) and `append_and_save_state` (its last write) are
     optional: their defaults call the abstract methods, and a backend overrides them only
-    to do each in one transaction. So is `run_active`, which a backend overrides to tell
+    to do each in one transaction. So is `hold_for_run`, which the loop calls: `run_lock`,
+    then `open_for_run`, by default; a backend may take its lock and read in one
+    transaction, and let go with the last write. So is `run_active`, which a backend overrides to tell
     whether a run holds a session without taking its lock.
     """
 
@@ -199,6 +218,42 @@ class SessionStore(ABC):
         stored = await self.append_events(session_id, events) if events else []
         await self.update_state(session_id, state)
         return stored
+
+    @asynccontextmanager
+    async def hold_for_run(
+        self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default",
+        timeout: float = 0.0,
+    ) -> AsyncIterator[RunHold]:
+        """Hold the session for one run (`run_lock`) and read it (`open_for_run`), until the block ends.
+
+        The `RunHold`'s `finish` is the run's last write. The default takes the lock, then
+        reads, and releases at the end of the block; a backend may do the first two in one
+        transaction, and release with `finish` (the block's end then releases only if that
+        did not). One whose lock and read are one transaction checks the owner first: a
+        session of another user is `SessionNotFound`, even while a run holds it.
+
+        Raises:
+            SessionBusy: A run holds it still after `timeout` seconds.
+            SessionNotFound: As `open_for_run` raises it.
+
+        """
+        async with self.run_lock(session_id, timeout=timeout):
+            session, prompt = await self.open_for_run(session_id, user=user, create=create, app=app)
+            yield RunHold(session, prompt, partial(self.append_and_save_state, session_id))
+
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        """Leave the events from `after_seq` (excluded) to `through_seq` out of the `prompt` view; return how many.
+
+        What a run rolled back wrote stays in the log (the `ui` and `all` views), each event
+        marked in its metadata (`"rolled_back": true`), and the model no longer sees it.
+        Events marked already are left as they are. The default cannot mark anything.
+
+        Raises:
+            ConfigError: This store cannot roll back (the default).
+            SessionNotFound: No such session.
+
+        """
+        raise ConfigError(f"{type(self).__name__} cannot roll back a run's events; use a hookline store")
 
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
         """The stored bytes of session `session_id`'s media parts, by digest (`part.blob`).

@@ -1,8 +1,11 @@
 """A session store in process memory: for tests, examples and short-lived agents.
 
-What it keeps is rebuilt from JSON, as a database would give it back, and what it reads
-out is a deep copy, so a caller editing an event it wrote or a session or event it read
-never changes what is stored (as ADK's in-memory service does). A write returns the
+What it keeps of an event is its JSON, as a database keeps a row, and what it reads out is
+decoded from that (a session: a deep copy), so a caller editing an event it wrote or a
+session or event it read never changes what is stored (as ADK's in-memory service does).
+Text rather than objects also keeps a long-lived store out of the garbage collector's way:
+a full collection walks every object that can hold others, and a server keeping thousands
+of runs' events as pydantic models would pay for each of them, over and over. A write returns the
 events it stamped, as the SQL stores do. Nothing survives the process. Any thread and any
 event loop of the process may use one store at once: a threading lock guards the records,
 and `run_lock` works across event loops.
@@ -16,7 +19,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from typing_extensions import override
 
@@ -26,6 +29,8 @@ from hookline.sessions._append import checked, stamped
 from hookline.sessions._blobs import unheld, wanted_digests
 from hookline.sessions._codec import (
     accumulate,
+    check_view,
+    decode_events,
     decode_parts,
     encode_event,
     new_id,
@@ -37,14 +42,27 @@ from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
 
+# The kinds of stored events each view shows (partial events aside).
+_VIEW_KINDS = {"prompt": ("message",), "ui": ("message", "status"), "all": ("message", "status", "marker")}
 # Why `delete` refuses a session a run holds (the same words on every store).
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
+
+
+class _Row(NamedTuple):
+    """One stored event: its seq and kind (what the views select on), and its JSON."""
+
+    seq: int
+    kind: str
+    json: str
+    metadata_at: int
+    """Where the metadata object starts in `json` (it ends one character before the end)."""
+    rolled_back: bool = False
 
 
 @dataclass
 class _Record:
     session: Session
-    log: list[Event] = field(default_factory=list)
+    log: list[_Row] = field(default_factory=list)
     pending: dict[str, Event] = field(default_factory=dict)
     blobs: dict[str, Blob] = field(default_factory=dict)
 
@@ -72,6 +90,16 @@ def _as_stored(event: Event) -> Event:
     """
     row = encode_event(event)
     return event.model_copy(update={"parts": decode_parts(row.parts), "metadata": json.loads(row.metadata)})
+
+
+def _row(event: Event) -> _Row:
+    """The row of a stamped event: its JSON assembled as the SQL stores assemble theirs (`event_json_sql`)."""
+    row = encode_event(event)
+    head = json.dumps({"seq": row.seq, "id": row.id, "session_id": row.session_id, "author": row.author,
+                       "kind": row.kind, "role": row.role, "source": row.source,
+                       "created_at": row.created_at.isoformat()})
+    body = f'{head[:-1]},"parts":{row.parts},"metadata":'
+    return _Row(row.seq, row.kind, f"{body}{row.metadata}}}", len(body))
 
 
 def _copies(events: list[Event]) -> list[Event]:
@@ -187,7 +215,7 @@ class InMemorySessionStore(SessionStore):
             record = self._record(session_id, user)
             session = record.session.model_copy(deep=True)
             if with_events:
-                session.events = _copies(self._view(record, "ui", 0))
+                session.events = self._view(record, "ui", 0)
         return session
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
@@ -214,8 +242,8 @@ class InMemorySessionStore(SessionStore):
             # Merged into copies: a batch that fails to encode leaves the pending parts.
             pending = dict(record.pending)
             stored = stamped(events, pending, session_id=session_id, first=len(record.log) + 1, now=now)
-            # What is kept is rebuilt from JSON, so the stamped events are the caller's to keep.
-            record.log.extend([_as_stored(event) for event in stored])
+            # What is kept is JSON, so the stamped events are the caller's to keep.
+            record.log.extend([_row(event) for event in stored])
             record.pending = pending
             record.keep(blobs)
             record.session.updated_at = now
@@ -237,7 +265,7 @@ class InMemorySessionStore(SessionStore):
     @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
         with self._mutex:
-            return _copies(self._view(self._record(session_id), view, after_seq))
+            return self._view(self._record(session_id), view, after_seq)
 
     @override
     async def page(
@@ -245,20 +273,40 @@ class InMemorySessionStore(SessionStore):
         limit: int = 1000, newest: bool = False,
     ) -> list[Event]:
         check_limit(limit)
+        kinds = _VIEW_KINDS[check_view(view)]
         with self._mutex:
             record = self._record(session_id)
-            stored = [e for e in select_view(record.log, view)
-                      if (e.seq or 0) > after_seq and (before_seq is None or (e.seq or 0) < before_seq)]
-            page = stored[-limit:] if newest else stored[:limit]
-            if before_seq is None and (newest or len(stored) <= limit) and view != "prompt":
-                page += [record.pending[author] for author in sorted(record.pending)]
-            return _copies(page)
+            end = len(record.log) if before_seq is None else min(max(before_seq - 1, 0), len(record.log))
+            rows = [row for row in record.log[max(after_seq, 0):end]
+                    if row.kind in kinds and not (view == "prompt" and row.rolled_back)]
+            picked = rows[-limit:] if newest else rows[:limit]
+            page = decode_events(f"[{','.join(row.json for row in picked)}]")
+            if before_seq is None and (newest or len(rows) <= limit) and view != "prompt":
+                page += _copies([record.pending[author] for author in sorted(record.pending)])
+            return page
 
     @staticmethod
     def _view(record: _Record, view: View, after_seq: int) -> list[Event]:
-        logged = [e for e in record.log if (e.seq or 0) > after_seq]
-        partials = [record.pending[author] for author in sorted(record.pending)]
-        return select_view([*logged, *partials], view)
+        """The events of `view` after `after_seq`: decoded from their rows, the partial ones copied."""
+        kinds = _VIEW_KINDS[check_view(view)]
+        # The log is in seq order, seq n at index n - 1: the rows after `after_seq` are a slice.
+        shown = record.log[max(after_seq, 0):]
+        rows = [row.json for row in shown if row.kind in kinds and not (view == "prompt" and row.rolled_back)]
+        logged = decode_events(f"[{','.join(rows)}]")
+        partials = [record.pending[author] for author in sorted(record.pending)] if view != "prompt" else []
+        return select_view([*logged, *_copies(partials)], view) if partials else logged
+
+    @override
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        with self._mutex:
+            log = self._record(session_id).log
+            marked = [i for i in range(max(after_seq, 0), min(through_seq, len(log))) if not log[i].rolled_back]
+            for i in marked:  # as the SQL stores mark it: first in the metadata
+                row = log[i]
+                head, metadata = row.json[:row.metadata_at], row.json[row.metadata_at:-1]
+                flagged = '{"rolled_back":true}' if metadata == "{}" else '{"rolled_back":true,' + metadata[1:]
+                log[i] = row._replace(json=f"{head}{flagged}}}", rolled_back=True)
+            return len(marked)
 
     @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:

@@ -56,6 +56,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any, NamedTuple, NoReturn
 
@@ -110,6 +111,7 @@ _DROPPED = (
     "written: run again"
 )
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
+_ALONE_COLUMNS = ("id", "kind", "author", "role", "source", "parts", "metadata")  # `sql.APPEND_ALONE`'s arrays
 _CANNOT_STORE = "PostgreSQL cannot store this text (ids, names and authors may not hold NUL (\\x00) or lone surrogates)"
 _BAD_TEXT = (
     asyncpg.CharacterNotInRepertoireError,
@@ -260,7 +262,7 @@ class PostgresSessionStore(SessionStore):
             # init: each new connection checks the schema (one query), so a database recreated
             # under a running server gets its tables again when the pool reconnects to it
             return await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size,
-                                             server_settings=_SETTINGS, init=self._migrate)
+                                             server_settings=_SETTINGS, init=self._migrate, reset=_kept_as_is)
         except ValueError as exc:  # asyncpg's DSN parser
             raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
 
@@ -364,7 +366,14 @@ class PostgresSessionStore(SessionStore):
     async def open_for_run(
         self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
     ) -> tuple[Session, list[Event]]:
-        """The session a run starts on and its `prompt` view, in one transaction (created first if missing)."""
+        """The session a run starts on and its `prompt` view: one statement (a transaction to create a missing one)."""
+        pool = await self._ensure_pool()
+        with self._errors():
+            rows = await pool.fetch(sql.OPEN_FOR_RUN, session_id, user)
+        if rows and rows[0]["k"] == -1:
+            return decode_session(*rows[0][2:]), decode_rows(r[1:] for r in rows[1:])
+        if not create:
+            raise SessionNotFound(session_id)
         now = utcnow()
         async with self._transaction() as conn:
             row = await conn.fetchrow(sql.READ_SESSION, session_id, user)
@@ -400,12 +409,21 @@ class PostgresSessionStore(SessionStore):
         return await self._append(session_id, events, encode_state(state))
 
     async def _append(self, session_id: str, events: Sequence[Event], state: str | None) -> list[Event]:
-        """Append `events`, and replace the state with `state` (JSON) unless it is None."""
+        """Append `events`, and replace the state with `state` (JSON) unless it is None.
+
+        In one statement (one round trip, no transaction of its own) when the append brings
+        no media and takes no prepared parts; else, or when that statement finds prepared
+        parts, in a transaction that merges them.
+        """
         events, blobs, named = checked(events)
         authors = sorted({e.author for e in events})
         now = utcnow()
         fence = self._fence(session_id)
         announced = len(session_id.encode("utf-8", "replace")) <= sql.NOTIFY_MAX_ID
+        if not blobs and not named:
+            alone = await self._append_alone(session_id, events, authors, (now, fence, state), announced)
+            if alone is not None:
+                return alone
         head_sql = sql.APPEND_HEAD_NOTIFY if announced else sql.APPEND_HEAD
         async with self._transaction() as conn:
             head = await conn.fetch(head_sql, session_id, len(events), now, authors, fence)
@@ -421,6 +439,28 @@ class PostgresSessionStore(SessionStore):
                 raise seq_taken(session_id) from exc
             if state is not None:  # the row is locked and the fence checked: it updates
                 await conn.execute(sql.UPDATE_STATE, session_id, state, now, fence)
+        return stored
+
+    async def _append_alone(
+        self, session_id: str, events: Sequence[Event], authors: list[str],
+        when: tuple[datetime, int | None, str | None], announced: bool,
+    ) -> list[Event] | None:
+        """The append as one statement (`sql.APPEND_ALONE`); None when it wrote nothing (see `_append`)."""
+        now, fence, state = when
+        stored = stamped(events, {}, session_id=session_id, first=0, now=now)
+        rows = [encode_event(e) for e in stored]
+        columns = [[getattr(r, name) for r in rows] for name in _ALONE_COLUMNS]
+        pool = await self._ensure_pool()
+        statement = sql.APPEND_ALONE_NOTIFY if announced else sql.APPEND_ALONE
+        with self._errors():
+            try:
+                last = await pool.fetchval(statement, session_id, len(events), now, authors, fence, state, *columns)
+            except asyncpg.UniqueViolationError as exc:
+                raise seq_taken(session_id) from exc
+        if last is None:
+            return None
+        for seq, event in enumerate(stored, int(last) - len(events) + 1):
+            event.seq = seq
         return stored
 
     @override
@@ -467,6 +507,13 @@ class PostgresSessionStore(SessionStore):
             if tail:
                 rows += await conn.fetch(sql.READ_PENDING, session_id)
         return decode_rows(rows)
+
+    @override
+    async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
+        async with self._transaction() as conn:
+            if not await _exists(conn, session_id, None):
+                raise SessionNotFound(session_id)
+            return int(await conn.fetchval(sql.ROLL_BACK, session_id, after_seq, through_seq))
 
     @override
     async def load_blobs(self, session_id: str, digests: Iterable[str]) -> dict[str, Blob]:
@@ -561,6 +608,15 @@ class PostgresSessionStore(SessionStore):
         async with self._transaction(read_only=True) as conn:
             rows = await conn.fetch(sql.LIST_SESSIONS, app, user)
         return [decode_session(*row) for row in rows]
+
+
+async def _kept_as_is(conn: Any) -> None:
+    """A pool connection's reset: nothing to undo (asyncpg has already rolled back any transaction).
+
+    The store's pool connections hold no session state (no LISTEN, session-level advisory
+    lock, setting or cursor: those live on connections of their own), so asyncpg's default
+    reset would be a round trip per transaction for nothing.
+    """
 
 
 async def _applied(conn: Any) -> list[str]:

@@ -62,6 +62,12 @@ class Adder:
         return Agent(name="calc", model=FunctionModel(self), tools=[add], session_store=store, **options)
 
 
+async def _fail_after_finishing(store: SessionStore, session_id: str) -> None:
+    async with store.hold_for_run(session_id) as hold:
+        await hold.finish([user_says("kept")], {})
+        raise RuntimeError("after its last write")
+
+
 @hook
 def _ask_first(state: State) -> None:
     for call in state.tool_calls:
@@ -181,6 +187,87 @@ class RunCases:
         assert [e.seq for e in await store.events(session.id)] == [1]
         with pytest.raises(SessionNotFound):
             await store.append_and_save_state(fresh("missing"), [user_says("lost")], {"k": "v"})
+
+    # --- hold_for_run: the loop's hold, first read and last write in one ------------------------
+
+    async def test_hold_for_run_holds_and_reads_until_the_block_ends(self, store: SessionStore) -> None:
+        """`hold_for_run` holds the session (a second run is busy) and reads it as `open_for_run` does."""
+        session = await store.create(user="u1", state={"k": "v"})
+        await store.append_events(session.id, [user_says("hi"), status("working")])
+        async with store.hold_for_run(session.id, user="u1", create=False) as hold:
+            assert (hold.session.id, hold.session.state) == (session.id, {"k": "v"})
+            assert [(e.seq, e.text) for e in hold.prompt] == [(1, "hi")]
+            assert await store.run_active(session.id)
+            with pytest.raises(SessionBusy):
+                async with store.hold_for_run(session.id, user="u1", create=False):
+                    pass
+        assert not await store.run_active(session.id)
+        async with store.hold_for_run(session.id, user="u1", create=False):
+            pass
+
+    async def test_hold_for_run_finish_is_the_last_write_and_the_session_is_free_after(
+        self, store: SessionStore
+    ) -> None:
+        """`finish` appends (prepared parts merged) and saves the state; the session is free once the block ends."""
+        session_id = fresh("s")
+        async with store.hold_for_run(session_id, user="u1") as hold:
+            assert (hold.session.user, hold.prompt) == ("u1", [])
+            await store.prepare_event(session_id, user_says("prepared "))
+            stored = await hold.finish([user_says("now"), status("done")], {"new": 1})
+        assert [(e.seq, e.text) for e in stored] == [(1, "prepared now"), (2, "done")]
+        assert stored == await store.events(session_id)
+        assert (await store.get(session_id)).state == {"new": 1}
+        assert not await store.run_active(session_id)
+
+    async def test_hold_for_run_lets_go_when_the_run_fails(self, store: SessionStore) -> None:
+        """A block that raises (before or after `finish`) leaves the session free, and what `finish` wrote stays."""
+        session = await store.create()
+        with pytest.raises(RuntimeError):
+            async with store.hold_for_run(session.id):
+                raise RuntimeError("the run broke")
+        with pytest.raises(RuntimeError):
+            await _fail_after_finishing(store, session.id)
+        assert not await store.run_active(session.id)
+        assert [e.text for e in await store.events(session.id)] == ["kept"]
+
+    async def test_hold_for_run_never_reaches_a_missing_or_foreign_session(self, store: SessionStore) -> None:
+        """Without `create` a missing id is `SessionNotFound`; another user's is never held, read nor created."""
+        with pytest.raises(SessionNotFound):
+            async with store.hold_for_run(fresh("missing"), create=False):
+                pass
+        theirs = await store.create(user="u1")
+        for create in (False, True):
+            with pytest.raises(SessionNotFound):
+                async with store.hold_for_run(theirs.id, user="u2", create=create):
+                    pass
+        assert not await store.run_active(theirs.id)
+        assert (await store.get(theirs.id)).user == "u1"
+
+    # --- roll_back: a run's events out of the prompt view, kept in the log -----------------
+
+    async def test_roll_back_leaves_a_runs_events_out_of_the_prompt_view_and_marks_them(
+        self, store: SessionStore
+    ) -> None:
+        """`roll_back` hides the events after `after_seq` through `through_seq` from the model; the log keeps them."""
+        if type(store).roll_back is SessionStore.roll_back:
+            pytest.skip(f"{type(store).__name__} does not roll back (the default of the seam)")
+        session = await store.create()
+        kept = [user_says("first"), Event.from_message(Message.assistant("one"), "calc")]
+        tagged = Event.from_message(Message.assistant("two"), "calc").model_copy(update={"metadata": {"k": 1}})
+        await store.append_events(session.id, [*kept, user_says("second"), tagged, status("run cancelled")])
+        assert await store.roll_back(session.id, after_seq=2, through_seq=5) == 3
+        assert [e.text for e in await store.events(session.id, view="prompt")] == ["first", "one"]
+        _, prompt = await store.open_for_run(session.id, create=False)
+        assert [e.text for e in prompt] == ["first", "one"]
+        log = await store.events(session.id)
+        assert [e.seq for e in log] == [1, 2, 3, 4, 5]
+        assert [e.metadata for e in log] == [{}, {}, {"rolled_back": True}, {"rolled_back": True, "k": 1},
+                                             {"rolled_back": True}]
+        assert await store.roll_back(session.id, after_seq=0, through_seq=5) == 2, "marked once"
+        later = await store.append_event(session.id, user_says("third"))
+        assert [e.seq for e in await store.events(session.id, view="prompt")] == [later.seq]
+        with pytest.raises(SessionNotFound):
+            await store.roll_back(fresh("missing"), after_seq=0, through_seq=1)
 
     # --- delete while a run holds the session ----------------------------------------------
 

@@ -84,7 +84,7 @@ from starlette.routing import BaseRoute, Route
 
 from hookline.errors import HooklineError, SessionBusy, SessionNotFound
 from hookline.events import Event
-from hookline.server.auth import current_user
+from hookline.server.auth import user_of
 from hookline.server.errors import error_body
 from hookline.server.protocols.a2a_card import agent_card
 from hookline.server.protocols.a2a_messages import APPROVAL, approvals_of, prompt_of
@@ -127,7 +127,7 @@ def a2a_routes(context: ServerContext, *, secured: bool) -> list[BaseRoute]:
 
 
 class _Caller(User):
-    """The user the server's auth found for the request (`current_user`)."""
+    """The user the server's auth found for the request (`user_of`)."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -152,7 +152,7 @@ class _CallContextBuilder(DefaultServerCallContextBuilder):
         return context
 
     def build_user(self, request: Request) -> User:
-        return _Caller(current_user(request))
+        return _Caller(user_of(request))
 
 
 def _caller(call: ServerCallContext) -> tuple[str, Request]:
