@@ -159,7 +159,7 @@ def _chat(page: Page, out_dir: Path) -> None:
 
 
 def _inspector(page: Page, out_dir: Path) -> None:
-    page.locator("#event-list button", has_text="message · assistant").last.click()
+    page.locator("#event-list [role=option]", has_text="message · assistant").last.click()
     call = page.locator(".model-call")
     expect(call).to_contain_text("Request: 4 messages")
     expect(call).to_contain_text('"temperature": 0.2')
@@ -169,7 +169,7 @@ def _inspector(page: Page, out_dir: Path) -> None:
 
 def _timeline(page: Page, out_dir: Path) -> None:
     page.get_by_role("tab", name="Timeline").click()
-    expect(page.locator(".bar-row")).to_have_count(3)
+    expect(page.locator(".bar-row")).to_have_count(4)
     expect(page.locator(".bar-row.tool")).to_contain_text("tool add")
     page.screenshot(path=str(out_dir / "timeline.png"))
 
@@ -199,7 +199,7 @@ def _fork(page: Page, out_dir: Path) -> None:
 def _approval(page: Page, url: str, picture: Path) -> None:
     _send(page, "Now deploy the api to prod")
     expect(page.get_by_role("button", name="Approve")).to_be_visible()
-    _ready(page)
+    expect(page.locator("#run-state")).to_have_text("Waiting for approval (1)")
     session_id = page.evaluate("document.body.dataset.session")
     httpx.post(f"{url}/v1/sessions/{session_id}/prepare", json={
         "author": "user", "kind": "message", "role": "user",

@@ -17,7 +17,10 @@ from hookline.messages import Message
 from hookline.models import ToolSpec
 from hookline.server.schemas import MAX_SEQ
 
-__all__ = ["ForkBody", "ModelCall", "ModelCallRequest", "RunTimeline", "SessionSummary", "Span", "Timeline"]
+__all__ = [
+    "ForkBody", "ModelCall", "ModelCallRequest", "PromptTrace", "RunTimeline", "SessionSummary", "Span", "Timeline",
+    "TraceSpan", "Traces",
+]
 
 
 class SessionSummary(BaseModel):
@@ -31,6 +34,14 @@ class SessionSummary(BaseModel):
     """When it was created (UTC)."""
     updated_at: datetime | None = None
     """When its log or state last changed (UTC)."""
+    running: bool = False
+    """A run holds it now, in this server process or any other sharing the store."""
+    waiting: int = 0
+    """The calls of its last run that wait for a human's approval."""
+    last_run: str | None = None
+    """How its last run ended (completed, interrupted, failed, cancelled, ...); None before any ended."""
+    snippet: str | None = None
+    """With a search (`q`): the words around its first match."""
 
 
 class Span(BaseModel):
@@ -92,6 +103,71 @@ class Timeline(BaseModel):
     """Its runs."""
 
 
+class TraceSpan(BaseModel):
+    """One row of a prompt's trace: a run, a model or tool call in it, a hook's line, or a human's wait."""
+
+    kind: Literal["run", "model", "tool", "hook", "approval"]
+    """What it is: a run (the prompt's or a resume), a call in it, a hook's line, the wait for an approval."""
+    name: str
+    """The run's name ("run", "resume"), the model's or the tool's, the hook's, or the paused tool's."""
+    depth: int
+    """How deep it nests: 0 for runs and approvals, 1 for what happened in a run."""
+    seq: int
+    """Its first event."""
+    end_seq: int | None = None
+    """The event that ended it; None while it goes on (or for a hook's line, an instant)."""
+    started_at: datetime | None = None
+    """When it started."""
+    ended_at: datetime | None = None
+    """When it ended."""
+    duration_ms: float | None = None
+    """How long it took (a model call as its status line reports it)."""
+    tokens: int | None = None
+    """A model call's tokens (input plus output), as its status line reports them."""
+    call_id: str | None = None
+    """A tool call's id (or the paused call's)."""
+    is_error: bool = False
+    """A run that failed, or a tool call that failed or was refused."""
+    ran: bool = True
+    """False for a tool call answered without running (denied, skipped, not run)."""
+    outcome: str | None = None
+    """How a run ended (None while it goes on); an approval's decision and who took it ("alice approved")."""
+
+
+class PromptTrace(BaseModel):
+    """Everything one prompt set off, across the resumes of its approvals: its runs and their calls over time."""
+
+    title: str
+    """The prompt (its first line, shortened), or "resumed" for runs before any prompt of the log."""
+    first_seq: int
+    """Its first event."""
+    last_seq: int
+    """Its last event so far."""
+    started_at: datetime | None = None
+    """When it started."""
+    ended_at: datetime | None = None
+    """When its last run ended; None while one goes on."""
+    outcome: str | None = None
+    """How its last run ended; None while it goes on."""
+    error: str | None = None
+    """Why its last run failed, where the server recorded the reason."""
+    tokens: int = 0
+    """The tokens of its model calls."""
+    waited_ms: float = 0
+    """How long it waited for humans (its approvals)."""
+    spans: list[TraceSpan] = Field(default_factory=list)
+    """Each run, then what ran in it (in the order it started), then the approvals it waited for."""
+
+
+class Traces(BaseModel):
+    """A session's prompts, oldest first, each with its trace."""
+
+    session_id: str
+    """The session."""
+    prompts: list[PromptTrace]
+    """Its prompts."""
+
+
 class ModelCallRequest(BaseModel):
     """What a model call was sent, as rebuilt from the log and the agent (see `ModelCall.notes`)."""
 
@@ -135,15 +211,17 @@ class ModelCall(BaseModel):
 
 
 class ForkBody(BaseModel):
-    """The body of `POST /v1/sessions/{id}/fork`: an earlier message to edit, and its new content.
+    """The body of `POST /v1/sessions/{id}/fork`: the event to fork at, and what to change.
 
     `text` edits a user message (its text parts become this text; its other parts stay);
-    `content` edits a tool result. Exactly one of the two.
+    `content` edits a tool result; with neither, the fork holds the log before event
+    `at_seq`, whatever event it is (an answer: regenerate it). `state` replaces the fork's
+    `state.data` (by default a copy of the source session's as it is now).
     """
 
     model_config = ConfigDict(extra="forbid")
     at_seq: int = Field(ge=1, le=MAX_SEQ)
-    """The `seq` of the user message or tool result to edit; the fork copies the log before it."""
+    """The `seq` of the event to fork at; the fork copies the log before it."""
     text: str | None = None
     """The new text of a user message."""
     content: str | None = None
@@ -152,6 +230,8 @@ class ForkBody(BaseModel):
     """Which result to edit, when the tool message at `at_seq` holds several."""
     is_error: StrictBool = False
     """Whether the edited tool result is an error."""
+    state: dict[str, Any] | None = None
+    """The fork's `state.data`; None: a copy of the source session's as it is now."""
     id: Annotated[str, Field(json_schema_extra={"pattern": SESSION_ID_PATTERN})] | None = None
     """The new session's id; a random one when absent. Taken ids answer 409."""
 
@@ -165,8 +245,8 @@ class ForkBody(BaseModel):
 
     @model_validator(mode="after")
     def _one_edit(self) -> ForkBody:
-        if (self.text is None) == (self.content is None):
-            raise ValueError("send exactly one of `text` (a user message's new text) or `content` (a tool result's)")
+        if self.text is not None and self.content is not None:
+            raise ValueError("send at most one of `text` (a user message's new text) or `content` (a tool result's)")
         if self.text is not None and not self.text.strip():
             raise ValueError("the text is blank: send the message the agent should answer")
         return self

@@ -24,9 +24,9 @@ from hookline.conversation import user_actions_as_text
 from hookline.events import Event, run_end
 from hookline.messages import Message, ToolResultPart
 from hookline.models import ToolSpec
-from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, RunTimeline, Span
+from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, PromptTrace, RunTimeline, Span, TraceSpan
 
-__all__ = ["CallEvents", "model_calls", "rebuild_call", "runs_of", "title_of", "when"]
+__all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of", "status_of", "title_of", "when"]
 
 _CALLING = re.compile(r"turn (\d+): calling model")
 _ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
@@ -209,6 +209,96 @@ def _ms_between(start: datetime | None, end: datetime | None) -> float | None:
     if start is None or end is None:
         return None
     return max(0.0, (end - start).total_seconds() * 1000)
+
+
+# -- traces: one per prompt --------------------------------------------------------------------
+
+
+def prompts_of(events: Sequence[Event]) -> list[PromptTrace]:
+    """The prompts of a session's log (the `all` view), each with its runs (the resumes too) over time."""
+    prompts: list[list[_Run]] = []
+    for run in _split_runs(events):
+        starts = any(e.kind == "message" and e.role == "user" for e in run.events)
+        if starts or not prompts:
+            prompts.append([])
+        prompts[-1].append(run)
+    return [_prompt_trace(runs) for runs in prompts]
+
+
+def _prompt_trace(runs: list[_Run]) -> PromptTrace:
+    spans: list[TraceSpan] = []
+    waits = _approval_waits([e for run in runs for e in run.events])
+    for index, run in enumerate(runs):
+        spans.append(_run_span(run, "run" if index == 0 else "resume"))
+        inner = [TraceSpan(depth=1, **span.model_dump()) for span in _model_spans(run.events) + _tool_spans(run.events)]
+        spans.extend(sorted(inner + _hook_marks(run.events), key=lambda s: s.seq))
+        within = range(run.events[0].seq or 0, (run.events[-1].seq or 0) + 1)
+        spans.extend(w for w in waits if w.seq in within)
+    first, last = runs[0], runs[-1]
+    prompt = next((e for e in first.events if e.kind == "message" and e.role == "user"), None)
+    return PromptTrace(
+        title=title_of([prompt]) if prompt is not None else "resumed",
+        first_seq=first.events[0].seq or 0, last_seq=last.events[-1].seq or 0, started_at=when(first.events[0]),
+        ended_at=when(last.end) if last.end else None, outcome=run_end(last.end) if last.end else None,
+        error=last.error, tokens=sum(s.tokens or 0 for s in spans if s.kind == "model"),
+        waited_ms=sum(s.duration_ms or 0 for s in spans if s.kind == "approval"), spans=spans,
+    )
+
+
+def _run_span(run: _Run, name: str) -> TraceSpan:
+    first = run.events[0]
+    started, ended = when(first), when(run.end) if run.end else None
+    outcome = run_end(run.end) if run.end else None
+    return TraceSpan(kind="run", name=name, depth=0, seq=first.seq or 0, end_seq=run.end.seq if run.end else None,
+                     started_at=started, ended_at=ended, duration_ms=_ms_between(started, ended), outcome=outcome,
+                     is_error=outcome == "failed")
+
+
+def _hook_marks(events: Sequence[Event]) -> list[TraceSpan]:
+    return [TraceSpan(kind="hook", name=str(e.metadata["hook"]), depth=1, seq=e.seq or 0, started_at=when(e),
+                      outcome=e.text)
+            for e in events if e.kind == "status" and isinstance(e.metadata.get("hook"), str)]
+
+
+def _approval_waits(events: Sequence[Event]) -> list[TraceSpan]:
+    """The human waits: from a call's pause to the line that recorded its decision (open while none did)."""
+    waits: dict[str, TraceSpan] = {}
+    for event in events:
+        paused, decided = event.metadata.get("interrupted"), event.metadata.get("approval")
+        if isinstance(paused, dict) and isinstance(paused.get("call_id"), str):
+            waits[paused["call_id"]] = TraceSpan(kind="approval", name=str(paused.get("name", "")), depth=0,
+                                                 seq=event.seq or 0, started_at=when(event), call_id=paused["call_id"])
+        elif isinstance(decided, dict) and (wait := waits.get(str(decided.get("call_id")))) is not None:
+            wait.end_seq, wait.ended_at = event.seq, when(event)
+            wait.duration_ms = _ms_between(wait.started_at, wait.ended_at)
+            wait.outcome = f"{decided.get('user', 'someone')} {decided.get('decision', 'decided')}"
+            wait.is_error = decided.get("decision") != "approved"
+    return list(waits.values())
+
+
+# -- the list's facts -----------------------------------------------------------------------------
+
+
+def status_of(tail: Sequence[Event]) -> tuple[int, str | None]:
+    """(calls waiting for approval, how the last run ended) from the last events of a log (the `all` view)."""
+    last_run: str | None = None
+    paused: set[str] = set()
+    for event in tail:
+        if event.partial:
+            continue
+        ended = run_end(event)
+        if ended is not None:
+            last_run = ended
+            continue
+        item, decided = event.metadata.get("interrupted"), event.metadata.get("approval")
+        if isinstance(item, dict) and isinstance(item.get("call_id"), str):
+            paused.add(item["call_id"])
+        if isinstance(decided, dict):
+            paused.discard(str(decided.get("call_id")))
+        if event.kind == "message" and event.role == "user":
+            paused.clear()
+        paused -= {p.call_id for p in event.parts if isinstance(p, ToolResultPart)}
+    return (len(paused) if last_run == "interrupted" else 0), last_run
 
 
 # -- one model call ----------------------------------------------------------------------------

@@ -52,8 +52,17 @@ export function postJSON(path, body, extra = {}) {
   });
 }
 
+// Start a run or a resume and answer once the server has taken it (or throw why it did not).
+// Its events come on the session's follow stream, so its own stream is closed unread: the run
+// goes on in the server whatever its request does.
+export async function startRun(path, body, signal) {
+  const response = await postJSON(path, body, { headers: { Accept: "text/event-stream" }, signal });
+  response.body.cancel().catch(() => {});
+}
+
 // Read a text/event-stream body frame by frame; call onEvent with each frame's data and its
 // type ("message", "status", "delta", or "stored": {id, seq} of a live event now on record).
+// Comments (": keepalive") carry nothing.
 export async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";

@@ -1,84 +1,188 @@
-// The inspector: every event of the session; one event's images and files (as the chat shows
-// them: stored bytes from the blob route) and its raw JSON; for a model call, the request the
-// model was sent (messages, tools, settings) and its answer, tokens and time.
+// The inspector's event list: every event of the session (the `all` view, the loop's markers
+// too), filtered by kind, source and author or by a search, with each one's time and the gap
+// since the one before; it follows the tail while it is at the end. The list is one tab stop
+// (a listbox): the arrow keys, Home and End move through it, and the event picked shows below:
+// first its model call (what the model was sent and answered), then its images, then its JSON
+// as a tree, folded, with JSON held in strings parsed.
 
 import { $, clock, duration, el, pretty, textOf } from "./dom.js";
-import { ApiError, apiJSON, session } from "./api.js";
+import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
+import { jsonTree } from "./state.js";
 
 const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && /^turn \d+: calling model$/.test(textOf(e)))
   || (e.kind === "status" && e.source === "llm") || (e.kind === "message" && e.role === "assistant");
+const PAGE = 1000;
 
 export class Inspector {
-  constructor() {
+  // handlers: {fork({at_seq, state?})}
+  constructor(handlers) {
+    this.handlers = handlers;
     this.sessionId = null;
     this.events = new Map(); // seq -> event
+    this.rows = new Map();   // seq -> <li>
     this.selected = null;
+    this.older = false;
+    this.filters = { q: "", kind: "", source: "", author: "" };
+    this.previous = null;    // the last event listed: the gaps are measured from it
+    const list = $("event-list");
+    list.setAttribute("role", "listbox");
+    list.tabIndex = 0;
+    list.addEventListener("keydown", (event) => this.key(event));
+    list.addEventListener("click", (event) => {
+      const row = event.target.closest("[role=option]");
+      if (row) this.select(Number(row.dataset.seq));
+    });
+    let timer = null;
+    $("event-search").addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { this.filters.q = $("event-search").value.trim().toLowerCase(); this.filter(); }, 120);
+    });
+    for (const name of ["kind", "source", "author"]) {
+      $(`event-${name}`).addEventListener("change", () => { this.filters[name] = $(`event-${name}`).value; this.filter(); });
+    }
   }
 
   reset(sessionId) {
     this.sessionId = sessionId;
     this.events.clear();
+    this.rows.clear();
     this.selected = null;
+    this.previous = null;
+    this.older = false;
     $("event-list").replaceChildren();
-    $("event-detail").replaceChildren(el("p", { class: "hint" }, "Pick an event to see its JSON."));
+    $("event-list").removeAttribute("aria-activedescendant");
+    $("event-count").textContent = "";
+    $("event-detail").replaceChildren(el("p", { class: "hint" }, "Pick an event to see it."));
   }
 
   add(event) {
     if (event.seq === null || event.seq === undefined || event.partial || this.events.has(event.seq)) return;
     this.events.set(event.seq, event);
-    const button = el("button", { type: "button", "data-seq": event.seq, "aria-pressed": "false" },
-      el("span", { class: "seq" }, `#${event.seq}`), el("span", { class: `kind ${event.kind}` }, label(event)),
+    const row = this.row(event);
+    this.rows.set(event.seq, row);
+    const list = $("event-list");
+    const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    list.append(row);
+    this.offer(event);
+    if (!this.matches(event)) row.hidden = true;
+    else if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
+    this.count();
+  }
+
+  row(event) {
+    const gap = this.previous && event.created_at && this.previous.created_at
+      ? Date.parse(event.created_at) - Date.parse(this.previous.created_at) : null;
+    this.previous = event;
+    return el("li", { role: "option", id: `event-${event.seq}`, "data-seq": event.seq, "aria-selected": "false" },
+      el("span", { class: "seq" }, `#${event.seq}`),
+      el("span", { class: "when" }, el("time", { datetime: event.created_at || "" }, clock(event.created_at)),
+        gap !== null ? el("span", { class: "gap" }, ` +${duration(gap)}`) : null),
+      el("span", { class: `kind ${event.kind}` }, label(event)),
       el("span", { class: "line" }, summary(event)));
-    button.addEventListener("click", () => this.select(event.seq));
-    $("event-list").append(el("li", {}, button));
+  }
+
+  // New values of the filters' lists (a source or an author not seen before).
+  offer(event) {
+    const values = { kind: event.kind, source: event.source, author: event.author };
+    for (const [name, value] of Object.entries(values)) {
+      if (!value) continue;
+      const select = $(`event-${name}`);
+      if (![...select.options].some((o) => o.value === value)) select.append(el("option", { value }, value));
+    }
+  }
+
+  matches(event) {
+    const { q, kind, source, author } = this.filters;
+    if (kind && event.kind !== kind) return false;
+    if (source && event.source !== source) return false;
+    if (author && event.author !== author) return false;
+    return !q || JSON.stringify(event).toLowerCase().includes(q);
+  }
+
+  filter() {
+    for (const [seq, row] of this.rows) row.hidden = !this.matches(this.events.get(seq));
+    this.count();
+  }
+
+  count() {
+    const shown = [...this.rows.values()].filter((r) => !r.hidden).length;
+    const filtered = shown !== this.rows.size ? ` (${shown} shown)` : "";
+    $("event-count").textContent = `${this.rows.size} events${this.older ? " (the latest)" : ""}${filtered}`;
+  }
+
+  // The list's keys: up and down, Home and End, a page at a time.
+  key(event) {
+    const visible = [...this.rows.values()].filter((r) => !r.hidden);
+    if (!visible.length) return;
+    const at = visible.findIndex((r) => Number(r.dataset.seq) === this.selected);
+    const page = Math.max(1, Math.floor($("event-list").clientHeight / 28));
+    const moves = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: visible.length - 1,
+      PageDown: at + page, PageUp: at - page };
+    if (!(event.key in moves)) return;
+    event.preventDefault();
+    const next = visible[Math.max(0, Math.min(visible.length - 1, at < 0 && event.key === "ArrowUp" ? 0 : moves[event.key]))];
+    this.select(Number(next.dataset.seq), { wait: 150 });
   }
 
   async reload() {
     if (!this.sessionId) return;
     const id = this.sessionId;
-    const events = await apiJSON(`${session(id)}/events?view=all`);
+    const response = await api(`${session(id)}/events?view=all&limit=${PAGE}&before_seq=4611686018427387904`);
+    const events = await response.json();
     if (id !== this.sessionId) return;
     const selected = this.selected;
+    const live = [...this.events.values()].filter((e) => !events.some((s) => s.seq === e.seq) && e.seq > (events.at(-1)?.seq ?? 0));
     this.reset(id);
-    events.forEach((e) => this.add(e));
+    this.older = response.headers.has("Link");
+    [...events, ...live].forEach((e) => this.add(e));
     if (selected !== null && this.events.has(selected)) await this.select(selected, { focus: false });
   }
 
-  async select(seq, { focus = true } = {}) {
+  async select(seq, { wait = 0 } = {}) {
     const event = this.events.get(seq);
     if (!event) return;
     this.selected = seq;
-    for (const button of document.querySelectorAll("#event-list button")) {
-      const on = Number(button.dataset.seq) === seq;
-      button.setAttribute("aria-pressed", String(on));
-      if (on && focus) button.scrollIntoView({ block: "nearest" });
-    }
-    const detail = $("event-detail");
-    detail.replaceChildren(...[
-      el("h3", {}, `Event #${seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
-      mediaView(event, this.sessionId),
-      el("pre", { class: "json raw", tabindex: "0", "aria-label": "The event's JSON" }, pretty(event)),
-    ].filter(Boolean));
-    if (MODEL_EVENT(event)) await this.showModelCall(seq, detail);
+    const list = $("event-list");
+    for (const [key, row] of this.rows) row.setAttribute("aria-selected", String(key === seq));
+    list.setAttribute("aria-activedescendant", `event-${seq}`);
+    this.rows.get(seq).scrollIntoView({ block: "nearest" });
+    clearTimeout(this.showing);
+    if (wait) this.showing = setTimeout(() => this.show(event), wait);
+    else await this.show(event);
   }
 
-  async showModelCall(seq, detail) {
-    let call;
+  async show(event) {
+    const detail = $("event-detail");
+    const fork = el("button", { type: "button", class: "edit" }, "Fork before this event");
+    fork.addEventListener("click", () => this.handlers.fork({ at_seq: event.seq }));
+    const raw = el("details", { class: "raw" }, el("summary", {}, "The event's JSON"), jsonTree(event));
+    detail.replaceChildren(...[
+      el("h3", {}, `Event #${event.seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
+      el("div", { class: "row" }, fork),
+      mediaView(event, this.sessionId), raw,
+    ].filter(Boolean));
+    if (!MODEL_EVENT(event)) {
+      raw.open = true;
+      return;
+    }
+    const call = await this.modelCall(event.seq, detail);
+    if (call && this.selected === event.seq) raw.before(modelCallView(call));
+  }
+
+  async modelCall(seq, detail) {
     try {
-      call = await apiJSON(`${session(this.sessionId)}/model-calls/${seq}`);
+      return await apiJSON(`${session(this.sessionId)}/model-calls/${seq}`);
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 422)) {
         detail.append(el("p", { class: "problem", role: "alert" }, `Could not load the model call: ${error.message}`));
       }
-      return;
+      return null;
     }
-    if (this.selected !== seq) return;
-    detail.append(modelCallView(call));
   }
 }
 
-function label(event) {
+export function label(event) {
   if (event.kind === "message") return `message · ${event.role}`;
   if (event.kind === "status") return `status · ${event.source || "agent"}`;
   return event.kind;
@@ -111,7 +215,7 @@ function mediaView(event, sessionId) {
     el("h4", {}, "Images and files"), ...items);
 }
 
-function modelCallView(call) {
+export function modelCallView(call) {
   const request = call.request;
   const facts = [
     call.turn ? `turn ${call.turn}` : null, `${request.model} (${request.provider})`,
@@ -123,8 +227,8 @@ function modelCallView(call) {
     el("li", {}, el("details", {}, el("summary", {}, t.name, t.description ? `: ${t.description}` : ""),
       el("pre", { class: "json" }, pretty(t.parameters))))));
   return el("section", { class: "model-call", "aria-label": "Model call" },
-    el("h3", {}, "Model call"), el("p", { class: "facts" }, facts),
-    el("h4", {}, `Request: ${request.messages.length} messages`), messages,
+    el("h3", {}, call.exact ? "Model call (the request as sent)" : "Model call"), el("p", { class: "facts" }, facts),
+    el("h4", {}, `Request: ${request.messages.length} message${request.messages.length === 1 ? "" : "s"}`), messages,
     el("h4", {}, `Tools (${request.tools.length})`), request.tools.length ? tools : el("p", { class: "hint" }, "none"),
     el("h4", {}, "Settings"), el("pre", { class: "json" }, pretty(request.settings)),
     request.output_schema ? el("pre", { class: "json" }, pretty(request.output_schema)) : null,
