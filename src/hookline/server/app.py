@@ -7,7 +7,8 @@ of other processes sharing the store: `watcher` follows their logs, `live_bus` c
 live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files), `inspect_routes` (the
-inspector's routes: titles, timelines, model calls, forks) and `readiness` (`/readyz`).
+inspector's routes: titles, timelines, model calls, forks), `page_files` (the web page's
+files, compressed) and `readiness` (`/readyz`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.staticfiles import StaticFiles
 
 from hookline import __version__
 from hookline.agent import Agent
@@ -28,6 +28,7 @@ from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
+from hookline.server.page_files import PageFiles
 from hookline.server.protocols.ag_ui import ag_ui_api
 from hookline.server.protocols.ai_sdk import ai_sdk_api
 from hookline.server.readiness import readiness
@@ -107,7 +108,7 @@ def create_app(
     app.include_router(ai_sdk_api)
     app.include_router(public)
     app.include_router(readiness)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", PageFiles(STATIC_DIR), name="static")
     limits = (max_body_bytes, max_media_body_bytes)
     _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, limits, cors_origins)
     return app

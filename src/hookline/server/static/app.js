@@ -11,7 +11,7 @@
 
 import { $, el } from "./js/dom.js";
 import { ApiError, NetworkError, api, apiJSON, auth, postJSON, session, startRun } from "./js/api.js";
-import { Activity } from "./js/activity.js";
+import { Activity, failureNote } from "./js/activity.js";
 import { Approvals } from "./js/approvals.js";
 import { Attachments } from "./js/attachments.js";
 import { Chat } from "./js/chat.js";
@@ -63,6 +63,7 @@ const follower = new Follower({
 function apply(event, type, live = false) {
   page.seen += 1;
   if (type === "stored") return settle(event);
+  if (failureNote(event)) return runFailed();
   if (event.seq && !event.partial) {
     if (event.seq <= page.lastSeq) return; // already shown
     page.lastSeq = event.seq;
@@ -93,6 +94,19 @@ function settle({ id, seq }) {
   page.events.push(stored);
   chat.settle(id);
   inspector.add(stored);
+}
+
+// A run failed: the stream may bring its note before (or instead of) the log's line with the
+// reason, so the page reads the log's end.
+async function runFailed() {
+  activity.over();
+  showState();
+  runEnded();
+  const gen = page.gen;
+  try {
+    const events = await apiJSON(`${session(page.sessionId)}/events?view=ui&after_seq=${page.lastSeq}`);
+    if (gen === page.gen) events.filter((e) => !e.partial).forEach((event) => apply(event, "message", true));
+  } catch { /* the stream brings it when it can */ }
 }
 
 // The stream (re)started after the last stored event: what it held without a seq comes again.

@@ -4,9 +4,20 @@
 // with `metadata.interrupted`, a decision one with `metadata.approval`, an answered call a
 // tool result. A fork's copied events and its note start no run.
 
+// The note a run's own request gets when it fails (`metadata.error` with `http_status`), which
+// followers get too: never stored, it says the run is over, and the log holds the reason.
+export const failureNote = (event) => (event.seq === null || event.seq === undefined)
+  && Boolean(event.metadata?.http_status && event.metadata?.error);
+
 export class Activity {
   constructor() {
     this.reset();
+  }
+
+  // The run is over, whatever the log says next.
+  over() {
+    this.running = false;
+    this.stopping = false;
   }
 
   reset() {
@@ -20,6 +31,7 @@ export class Activity {
     if (event.partial) return;
     const meta = event.metadata || {};
     if (meta.copied_from || meta.forked_from) return;
+
     if (meta.run_end) {
       this.running = false;
       this.stopping = false;
