@@ -18,7 +18,7 @@ from waiting import DEADLINE, wait_until
 
 from .conftest import new_session, send, wait_ready
 
-DRAFT = "#turns .msg.assistant.streaming"
+DRAFT = ".msg.assistant.streaming"
 
 
 def _draft_words(page: Page) -> list[str]:
@@ -71,7 +71,7 @@ def test_switching_away_and_back_mid_answer_shows_the_whole_answer(page_server: 
     send(page, "tell 80 0.04")
     wait_until(lambda: len(_draft_words(page)) >= 10, "ten words shown")
     page.locator(f"#session-list [data-session='{quiet}']").click()
-    expect(page.locator("#turns .empty")).to_contain_text("No messages yet")
+    expect(page.locator("#conversation .empty")).to_contain_text("No messages yet")
     page.locator(f"#session-list [data-session='{busy}']").click()
     expect(page.locator(".msg.assistant")).to_have_text(told(80))
     assert page.locator(".msg.assistant").count() == 1
@@ -120,7 +120,7 @@ def test_a_run_that_fails_on_a_bug_shows_its_reason_once(page_server: LiveServer
     expect(page.locator(".error")).to_have_text("Failed: the model crashed: KeyError 'x'")
     wait_ready(page)
     expect(page.locator(".error")).to_have_count(1)
-    assert "internal server error" not in page.locator("#turns").text_content()
+    assert "internal server error" not in page.locator("#conversation").text_content()
     page.reload()
     expect(page.locator(".error")).to_have_text(["Failed: the model crashed: KeyError 'x'"])
 
