@@ -89,11 +89,12 @@ export class Approvals {
     const deny = el("button", { type: "button", class: "deny" }, "Deny");
     const reason = el("input", { id: `reason-${key}`, type: "text", class: "reason", placeholder: "optional" });
     const problem = el("p", { class: "problem", role: "alert", hidden: true });
-    const root = el("li", { class: "approval", role: "group", "aria-labelledby": title.id, "data-call": item.call_id },
-      title, item.reason ? el("p", { class: "why" }, item.reason) : null, edit,
-      el("div", { class: "row" }, approve, deny,
-        el("label", { for: reason.id, class: "reason-label" }, "Reason for a denial"), reason),
-      problem);
+    const root = el("li", { class: "approval", "data-call": item.call_id },
+      el("div", { role: "group", "aria-labelledby": title.id },
+        title, item.reason ? el("p", { class: "why" }, item.reason) : null, edit,
+        el("div", { class: "row" }, approve, deny,
+          el("label", { for: reason.id, class: "reason-label" }, "Reason for a denial"), reason),
+        problem));
     const entry = { item, root, approve, deny, reason, args, check, diff, problem, original, schema: null };
     args.addEventListener("input", () => this.check(entry));
     reset.addEventListener("click", () => { args.value = original; this.check(entry); args.focus(); });
