@@ -40,7 +40,8 @@ export class Approvals {
   remove(callId) {
     const entry = this.items.get(callId);
     if (!entry) return;
-    const hadFocus = entry.root.contains(document.activeElement);
+    const active = document.activeElement;
+    const hadFocus = entry.root.contains(active) || (entry.focusWasIn && (!active || active === document.body));
     const next = [...this.items.values()].find((e) => e !== entry);
     entry.root.remove();
     this.items.delete(callId);
@@ -186,6 +187,7 @@ export class Approvals {
   }
 
   busy(entry, on) {
+    if (on) entry.focusWasIn = entry.root.contains(document.activeElement); // disabling a control drops its focus
     for (const control of entry.root.querySelectorAll("button, input, textarea")) control.disabled = on;
     if (on) entry.problem.hidden = true;
     entry.root.setAttribute("aria-busy", String(on));

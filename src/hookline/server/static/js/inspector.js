@@ -31,7 +31,7 @@ export class Inspector {
     list.addEventListener("keydown", (event) => this.key(event));
     list.addEventListener("click", (event) => {
       const row = event.target.closest("[role=option]");
-      if (row) this.select(Number(row.dataset.seq));
+      if (row) this.select(Number(row.dataset.seq), { reveal: true });
     });
     let timer = null;
     $("event-search").addEventListener("input", () => {
@@ -139,7 +139,9 @@ export class Inspector {
     if (selected !== null && this.events.has(selected)) await this.select(selected, { focus: false });
   }
 
-  async select(seq, { wait = 0 } = {}) {
+  // Pick event `seq`; `wait` ms before its detail loads (the keys move fast); `reveal`: bring
+  // the detail into view where it sits below the list (a phone).
+  async select(seq, { wait = 0, reveal = false } = {}) {
     const event = this.events.get(seq);
     if (!event) return;
     this.selected = seq;
@@ -150,6 +152,7 @@ export class Inspector {
     clearTimeout(this.showing);
     if (wait) this.showing = setTimeout(() => this.show(event), wait);
     else await this.show(event);
+    if (reveal && matchMedia("(max-width: 700px)").matches) $("event-detail").scrollIntoView({ block: "start" });
   }
 
   async show(event) {
