@@ -14,7 +14,8 @@ from server.live import LiveServer
 from .conftest import new_session, send, wait_ready
 
 PHONE = {"viewport": {"width": 375, "height": 700}, "is_mobile": True, "has_touch": True}
-FOCUSED = "document.activeElement === document.body ? 'body' : (document.activeElement.id || document.activeElement.tagName)"
+FOCUSED = ("document.activeElement === document.body ? 'body'"
+           " : (document.activeElement.id || document.activeElement.tagName)")
 
 
 def _session_with(server: LiveServer, *prompts: str) -> str:

@@ -25,6 +25,10 @@ export class Inspector {
     this.older = false;
     this.filters = { q: "", kind: "", source: "", author: "" };
     this.previous = null;    // the last event listed: the gaps are measured from it
+    this.loaded = false;     // the list holds the log (else it waits for `reload`, and keeps nothing)
+    this.held = null;        // events that came while the log loads
+    this.fresh = [];         // rows not yet in the list: they go in together, once a frame
+    this.frame = 0;
     const list = $("event-list");
     list.setAttribute("role", "listbox");
     list.tabIndex = 0;
@@ -50,6 +54,9 @@ export class Inspector {
     this.selected = null;
     this.previous = null;
     this.older = false;
+    this.loaded = false;
+    this.held = null;
+    this.fresh = [];
     $("event-list").replaceChildren();
     $("event-list").removeAttribute("aria-activedescendant");
     $("event-count").textContent = "";
@@ -58,15 +65,27 @@ export class Inspector {
 
   add(event) {
     if (event.seq === null || event.seq === undefined || event.partial || this.events.has(event.seq)) return;
+    if (!this.loaded) {
+      if (this.held) this.held.push(event);
+      return;
+    }
     this.events.set(event.seq, event);
     const row = this.row(event);
     this.rows.set(event.seq, row);
-    const list = $("event-list");
-    const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
-    list.append(row);
     this.offer(event);
     if (!this.matches(event)) row.hidden = true;
-    else if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
+    this.fresh.push(row);
+    this.frame ||= requestAnimationFrame(() => this.flush());
+  }
+
+  // The rows that came since the last frame go in at once; a list at its end follows them.
+  flush() {
+    this.frame = 0;
+    const list = $("event-list");
+    const atEnd = !list.children.length || list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    list.append(...this.fresh);
+    this.fresh = [];
+    if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
     this.count();
   }
 
@@ -128,14 +147,18 @@ export class Inspector {
   async reload() {
     if (!this.sessionId) return;
     const id = this.sessionId;
+    const held = [...this.events.values()];
+    this.held = [];
     const response = await api(`${session(id)}/events?view=all&limit=${PAGE}&before_seq=4611686018427387904`);
     const events = await response.json();
     if (id !== this.sessionId) return;
     const selected = this.selected;
-    const live = [...this.events.values()].filter((e) => !events.some((s) => s.seq === e.seq) && e.seq > (events.at(-1)?.seq ?? 0));
+    const last = events.at(-1)?.seq ?? 0;
+    const since = [...held, ...(this.held || [])].filter((e) => e.seq > last);
     this.reset(id);
+    this.loaded = true;
     this.older = response.headers.has("Link");
-    [...events, ...live].forEach((e) => this.add(e));
+    [...events, ...since].forEach((e) => this.add(e));
     if (selected !== null && this.events.has(selected)) await this.select(selected, { focus: false });
   }
 
