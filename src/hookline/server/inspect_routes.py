@@ -23,7 +23,7 @@ from hookline.messages import ToolResultPart
 from hookline.models import ToolSpec
 from hookline.server.errors import error_response, json_response
 from hookline.server.forking import fork_session
-from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionSummary, Timeline, Traces
+from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionState, SessionSummary, Timeline, Traces
 from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of, title_of
 from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
@@ -78,7 +78,7 @@ async def session_summaries(
 ) -> Response:
     """The user's sessions with their titles (first prompts) and status, newest first; `q` keeps those that mention it.
 
-    Each session's status costs a read of its last events and a check of its run lock.
+    Each session's status costs two small reads (its last events, its first one) and a check of its run lock.
     """
     needle = q.strip().casefold()
     found = []
@@ -111,9 +111,11 @@ async def session_summary(
 
 async def _summary(context: ServerContext, session: Session, title: str, snippet: str | None) -> SessionSummary:
     waiting, last_run = status_of(await context.store.page(session.id, view="all", limit=_TAIL, newest=True))
+    first = await context.store.page(session.id, view="all", limit=1)
+    origin = first[0].metadata.get("copied_from") if first else None
     return SessionSummary(id=session.id, title=title, created_at=session.created_at, updated_at=session.updated_at,
                           running=await context.relay.run_active(session.id), waiting=waiting, last_run=last_run,
-                          snippet=snippet)
+                          snippet=snippet, forked_from=str(origin["session_id"]) if isinstance(origin, dict) else None)
 
 
 def _snippet(needle: str, session_id: str, title: str, events: Sequence[Event]) -> str | None:
@@ -129,6 +131,13 @@ def _snippet(needle: str, session_id: str, title: str, events: Sequence[Event]) 
 
 def _results(event: Event) -> list[str]:
     return [p.content for p in event.parts if isinstance(p, ToolResultPart)]
+
+
+@inspect_api.get("/sessions/{session_id}/state", response_model=SessionState, responses=_errors(401, 404))
+async def session_state(context: Ctx, user: User, session_id: SessionId) -> Response:
+    """The session's `state.data` alone (the session itself comes with a page of its events)."""
+    session = await context.store.get(session_id, user=user, with_events=False)
+    return json_response(SessionState(session_id=session_id, state=session.state))
 
 
 @inspect_api.get("/inspect/tools", response_model=list[ToolSpec], responses=_errors(401))

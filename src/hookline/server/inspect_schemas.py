@@ -18,8 +18,8 @@ from hookline.models import ToolSpec
 from hookline.server.schemas import MAX_SEQ
 
 __all__ = [
-    "ForkBody", "ModelCall", "ModelCallRequest", "PromptTrace", "RunTimeline", "SessionSummary", "Span", "Timeline",
-    "TraceSpan", "Traces",
+    "ForkBody", "ModelCall", "ModelCallRequest", "PromptTrace", "RunTimeline", "SessionState", "SessionSummary", "Span",
+    "Timeline", "TraceSpan", "Traces",
 ]
 
 
@@ -29,7 +29,7 @@ class SessionSummary(BaseModel):
     id: str
     """The session's id."""
     title: str
-    """Its first prompt (its first line, shortened), or "" while it has none."""
+    """Its first prompt (its first line, up to 200 characters), or "" while it has none."""
     created_at: datetime | None = None
     """When it was created (UTC)."""
     updated_at: datetime | None = None
@@ -42,6 +42,17 @@ class SessionSummary(BaseModel):
     """How its last run ended (completed, interrupted, failed, cancelled, ...); None before any ended."""
     snippet: str | None = None
     """With a search (`q`): the words around its first match."""
+    forked_from: str | None = None
+    """The session it was forked from (its log starts with events copied from there), if any."""
+
+
+class SessionState(BaseModel):
+    """A session's `state.data`."""
+
+    session_id: str
+    """The session."""
+    state: dict[str, Any]
+    """Its `state.data` as saved."""
 
 
 class Span(BaseModel):

@@ -30,7 +30,7 @@ __all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of",
 
 _CALLING = re.compile(r"turn (\d+): calling model")
 _ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
-_TITLE_CHARS = 80
+_TITLE_CHARS = 200  # the list clips it; its tooltip shows it whole
 _NOTE_MESSAGES = ("messages: rebuilt from the log; a hook that changed the conversation before this call "
                   "(e.g. a sliding window or a compaction) is not on record")
 _NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"

@@ -77,7 +77,7 @@ class PageFiles:
 
 def _within(scope: Scope) -> str:
     """The request's path under the mount (`/static/js/dom.js` -> `js/dom.js`)."""
-    path, root = scope["path"], scope.get("root_path", "")
+    path, root = str(scope["path"]), str(scope.get("root_path", ""))
     return path[len(root):] if root and path.startswith(root + "/") else path
 
 

@@ -46,7 +46,13 @@ const trace = new Trace({
   pick: (seq) => { showTab("events"); inspector.select(seq); },
   card: (callId) => chat.reveal(callId),
 });
-const stateView = new StateView();
+const stateView = new StateView({
+  open: (id) => select(id),
+  lineage: (id) => ({
+    parent: sessions.items.find((s) => s.id === sessions.items.find((i) => i.id === id)?.forked_from) || null,
+    children: sessions.items.filter((s) => s.forked_from === id),
+  }),
+});
 const sessions = new SessionList({ select: (id) => select(id), deleted, problem: (m) => problem(m) });
 const follower = new Follower({
   lastSeq: () => page.lastSeq,

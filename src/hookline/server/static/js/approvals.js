@@ -13,6 +13,7 @@ export class Approvals {
   constructor(handlers) {
     this.handlers = handlers;
     this.items = new Map(); // call_id -> {item, root, approve, ...}
+    this.allSent = false;   // Approve all was pressed (its button had the focus)
     $("approve-all").addEventListener("click", () => this.decideAll());
   }
 
@@ -59,6 +60,11 @@ export class Approvals {
 
   render() {
     const count = this.items.size;
+    const active = document.activeElement;
+    if (!count && ($("approvals").contains(active) || (this.allSent && (!active || active === document.body)))) {
+      $("prompt").focus(); // the panel goes: the focus must not go with it
+    }
+    if (!count) this.allSent = false;
     $("approvals").hidden = !count;
     $("approvals-title").textContent = `Waiting for approval (${count})`;
     $("approve-all").hidden = count < 2;
@@ -158,6 +164,7 @@ export class Approvals {
 
   async decideAll() {
     const entries = [...this.items.values()];
+    this.allSent = $("approve-all") === document.activeElement;
     const answers = {};
     try {
       for (const entry of entries) answers[entry.item.call_id] = this.answerOf(entry, true);
@@ -170,7 +177,9 @@ export class Approvals {
 
   async send(entries, answers) {
     for (const entry of entries) this.busy(entry, true);
+    $("approve-all").disabled = true;
     const error = await this.handlers.decide(answers);
+    $("approve-all").disabled = false;
     if (!error) return; // the item goes when the log says the call was decided
     this.fail(entries, error.status === 422 ? `The server refused: ${error.message}` : `Not sent: ${error.message}`);
   }
@@ -211,10 +220,10 @@ export function diffLines(before, after) {
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       lines.push(["same", "  ", a[i]]); i += 1; j += 1;
-    } else if (j < b.length && (i === a.length || common[i][j + 1] >= common[i + 1][j])) {
-      lines.push(["added", "+ ", b[j]]); j += 1;
-    } else {
+    } else if (i < a.length && (j === b.length || common[i + 1][j] >= common[i][j + 1])) {
       lines.push(["removed", "- ", a[i]]); i += 1;
+    } else {
+      lines.push(["added", "+ ", b[j]]); j += 1;
     }
   }
   return lines.map(([kind, mark, text]) => el("div", { class: `line ${kind}` },

@@ -8,7 +8,7 @@
 import { $, clock, duration, el, pretty, textOf } from "./dom.js";
 import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
-import { jsonTree } from "./state.js";
+import { jsonTree, stateOf } from "./state.js";
 
 const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && /^turn \d+: calling model$/.test(textOf(e)))
   || (e.kind === "status" && e.source === "llm") || (e.kind === "message" && e.role === "assistant");
@@ -180,8 +180,8 @@ export class Inspector {
 
   async show(event) {
     const detail = $("event-detail");
-    const fork = el("button", { type: "button", class: "edit" }, "Fork before this event");
-    fork.addEventListener("click", () => this.handlers.fork({ at_seq: event.seq }));
+    const fork = el("button", { type: "button", class: "edit", "aria-expanded": "false" }, "Fork before this event");
+    fork.addEventListener("click", () => this.forkForm(fork, event.seq));
     const raw = el("details", { class: "raw" }, el("summary", {}, "The event's JSON"), jsonTree(event));
     detail.replaceChildren(...[
       el("h3", {}, `Event #${event.seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
@@ -194,6 +194,41 @@ export class Inspector {
     }
     const call = await this.modelCall(event.seq, detail);
     if (call && this.selected === event.seq) raw.before(modelCallView(call));
+  }
+
+  // The fork's form: its state.data to edit (a copy of the session's now), then Fork and run.
+  async forkForm(button, seq) {
+    const open = button.nextElementSibling?.classList.contains("fork-form");
+    if (open) {
+      button.nextElementSibling.remove();
+      button.setAttribute("aria-expanded", "false");
+      return;
+    }
+    const state = await stateOf(this.sessionId);
+    const text = pretty(state);
+    const box = el("textarea", { id: `fork-state-${seq}`, rows: Math.min(10, text.split("\n").length + 1), spellcheck: "false" });
+    box.value = text;
+    const problem = el("p", { class: "problem", role: "alert", hidden: true });
+    const form = el("form", { class: "fork-form editor" },
+      el("p", { class: "hint" }, `The fork holds the log before event #${seq}; the agent runs on from there.`),
+      el("label", { for: box.id }, "state.data of the fork (JSON)"), box, problem,
+      el("div", { class: "row" }, el("button", { type: "submit", class: "primary" }, "Fork and run")));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      let edited;
+      try {
+        edited = JSON.parse(box.value);
+      } catch (error) {
+        problem.hidden = false;
+        problem.textContent = `Not JSON: ${error.message}`;
+        return;
+      }
+      const changed = JSON.stringify(edited) !== JSON.stringify(state);
+      this.handlers.fork(changed ? { at_seq: seq, state: edited } : { at_seq: seq });
+    });
+    button.after(form);
+    button.setAttribute("aria-expanded", "true");
+    box.focus();
   }
 
   async modelCall(seq, detail) {

@@ -46,11 +46,17 @@ export class SessionList {
       el("span", { class: "title" }, title),
       el("span", { class: "facts" }, badge(this.status(item)),
         el("time", { class: "when", datetime: item.updated_at || "" }, when(item.updated_at))),
+      item.forked_from ? el("span", { class: "origin" }, `fork of ${this.titleOf(item.forked_from)}`) : null,
       item.snippet ? el("span", { class: "snippet" }, ...highlight(item.snippet, this.query)) : null);
     pick.addEventListener("click", () => this.handlers.select(item.id));
     const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete session: ${title}` }, "✕");
     remove.addEventListener("click", () => this.remove(item, title));
     return el("li", { "data-item": item.id }, pick, remove);
+  }
+
+  titleOf(id) {
+    const found = this.items.find((item) => item.id === id);
+    return found ? found.title || "New session" : id.slice(0, 12);
   }
 
   // What the badge says: the open session's own stream knows better than the last list read.

@@ -5,12 +5,38 @@ import { $, el } from "./dom.js";
 import { apiJSON, session } from "./api.js";
 
 export class StateView {
+  // handlers: {lineage(id) -> {parent, children} (sessions as the list has them), open(id)}
+  constructor(handlers) {
+    this.handlers = handlers;
+  }
+
   async load(sessionId) {
-    const found = await apiJSON(session(sessionId));
+    const found = await apiJSON(`${session(sessionId)}/state`);
     const keys = Object.keys(found.state || {});
     $("state-view").replaceChildren(keys.length ? jsonTree(found.state, { open: 2 })
       : el("p", { class: "hint" }, "state.data is empty."));
+    this.lineage(sessionId);
   }
+
+  // Where the session was forked from, and the forks made of it.
+  lineage(sessionId) {
+    const { parent, children } = this.handlers.lineage(sessionId);
+    const link = (item) => {
+      const button = el("button", { type: "button", class: "link" }, item.title || item.id);
+      button.addEventListener("click", () => this.handlers.open(item.id));
+      return el("li", {}, button);
+    };
+    const lines = [];
+    if (parent) lines.push(el("p", {}, "Forked from ", link(parent).firstChild));
+    if (children.length) lines.push(el("p", {}, `Forks of this session (${children.length}):`),
+      el("ul", { class: "forks" }, ...children.map(link)));
+    $("lineage").replaceChildren(...(lines.length ? lines : [el("p", { class: "hint" }, "No fork of or from this session.")]));
+  }
+}
+
+// The current `state.data` of a session (a fork starts from a copy of it).
+export async function stateOf(sessionId) {
+  return (await apiJSON(`${session(sessionId)}/state`)).state || {};
 }
 
 // The tree of `value`; its first `open` levels unfolded.
