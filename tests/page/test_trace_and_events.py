@@ -47,6 +47,8 @@ def test_the_event_list_filters_searches_and_follows_its_tail(page_server: LiveS
         send(page, prompt)
         wait_ready(page)
     rows = page.locator("#event-list [role=option]")
+    expect(rows.last).to_contain_text("run completed")
+    expect(rows.filter(has_text="hello three")).to_have_count(2)  # the prompt and its answer
     total = rows.count()
     shown = page.locator("#event-list [role=option]:not([hidden])")
     page.locator("#event-kind").select_option("message")

@@ -26,6 +26,7 @@ export class Inspector {
     this.filters = { q: "", kind: "", source: "", author: "" };
     this.previous = null;    // the last event listed: the gaps are measured from it
     this.loaded = false;     // the list holds the log (else it waits for `reload`, and keeps nothing)
+    this.logSeq = 0;         // the last event read from the log (the stream's come between)
     this.held = null;        // events that came while the log loads
     this.fresh = [];         // rows not yet in the list: they go in together, once a frame
     this.frame = 0;
@@ -83,7 +84,11 @@ export class Inspector {
     this.frame = 0;
     const list = $("event-list");
     const atEnd = !list.children.length || list.scrollHeight - list.scrollTop - list.clientHeight < 24;
-    list.append(...this.fresh);
+    for (const row of this.fresh.sort((a, b) => a.dataset.seq - b.dataset.seq)) {
+      const last = list.lastElementChild;
+      if (!last || Number(last.dataset.seq) < Number(row.dataset.seq)) list.append(row);
+      else list.insertBefore(row, [...list.children].find((r) => Number(r.dataset.seq) > Number(row.dataset.seq)));
+    }
     this.fresh = [];
     if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
     this.count();
@@ -120,7 +125,10 @@ export class Inspector {
   }
 
   filter() {
+    const list = $("event-list");
+    const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
     for (const [seq, row] of this.rows) row.hidden = !this.matches(this.events.get(seq));
+    if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
     this.count();
   }
 
@@ -144,8 +152,13 @@ export class Inspector {
     this.select(Number(next.dataset.seq), { wait: 150 });
   }
 
+  // Load the log's latest page (once), else what it holds that the stream did not bring (markers).
   async reload() {
     if (!this.sessionId) return;
+    if (this.loaded) {
+      await this.catchUp();
+      return;
+    }
     const id = this.sessionId;
     const held = [...this.events.values()];
     this.held = [];
@@ -157,6 +170,7 @@ export class Inspector {
     const since = [...held, ...(this.held || [])].filter((e) => e.seq > last);
     this.reset(id);
     this.loaded = true;
+    this.logSeq = last;
     this.older = response.headers.has("Link");
     [...events, ...since].forEach((e) => this.add(e));
     if (selected !== null && this.events.has(selected)) await this.select(selected, { focus: false });
@@ -164,6 +178,16 @@ export class Inspector {
 
   // Pick event `seq`; `wait` ms before its detail loads (the keys move fast); `reveal`: bring
   // the detail into view where it sits below the list (a phone).
+  // The log after the last event read from it: the stream's events again (dropped: known), and
+  // the markers between them, which the stream never carries.
+  async catchUp() {
+    const id = this.sessionId;
+    const events = await apiJSON(`${session(id)}/events?view=all&after_seq=${this.logSeq}&limit=${PAGE}`);
+    if (id !== this.sessionId) return;
+    events.forEach((e) => this.add(e));
+    this.logSeq = Math.max(this.logSeq, ...events.filter((e) => e.seq).map((e) => e.seq));
+  }
+
   async select(seq, { wait = 0, reveal = false } = {}) {
     const event = this.events.get(seq);
     if (!event) return;
