@@ -40,10 +40,10 @@ BACKENDS = {
     "hookline.sessions.memory", "hookline.sessions.postgres", "hookline.sessions.sqlite",
 }
 """Provider adapters and store backends: loaded on first use, through their package only."""
-SURFACES = ("hookline.__main__", "hookline._cli", "hookline.cli", "hookline.durable", "hookline.hooklib",
-            "hookline.mcp", "hookline.server", "hookline.testing")
+SURFACES = ("hookline.__main__", "hookline._cli", "hookline.a2a", "hookline.cli", "hookline.durable",
+            "hookline.hooklib", "hookline.mcp", "hookline.server", "hookline.testing")
 """What users run or add on top of the library; nothing in the library imports them."""
-OPTIONAL = ("aiosqlite", "anthropic", "asyncpg", "dbos", "fastapi", "llama_cpp", "mcp", "mcp_types", "openai",
+OPTIONAL = ("a2a", "aiosqlite", "anthropic", "asyncpg", "dbos", "fastapi", "llama_cpp", "mcp", "mcp_types", "openai",
             "opentelemetry", "sqlite3", "starlette", "uvicorn")
 """Provider SDKs, store drivers and the server stack: none loads until a program uses it."""
 

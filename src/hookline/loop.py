@@ -364,8 +364,9 @@ class Run:
         self.buffer.model_settings = None  # a hook's settings hold for this call only
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
-        if self.recorder.active:
-            await self._record_model_call()
+        self._note_model_call()
+        if self.recorder.store is not None:  # what the turn recorded so far is on record before the model answers
+            await self.recorder.flush()
         asking = self._ask(request)
         response = await (self.scope.capturing(self.scope.model_log, asking) if self.scope.model_logs else asking)
         state.response = response.to_message()
@@ -389,12 +390,10 @@ class Run:
                 self._release_injections()
         return None if self.stop_reason is not None else message
 
-    async def _record_model_call(self) -> None:
-        """"turn 2: calling model", and what the turn recorded so far: on record before the model answers."""
+    def _note_model_call(self) -> None:
+        """"turn 2: calling model" (the status is on only when something records or streams it)."""
         if self._status_on["agent"]:
             self._status("agent", f"turn {self.state.turn}: calling model")
-        if self.recorder.store is not None:
-            await self.recorder.flush()
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model

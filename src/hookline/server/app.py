@@ -13,11 +13,13 @@ files, compressed) and `readiness` (`/readyz`).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.routing import BaseRoute
 
 from hookline import __version__
 from hookline.agent import Agent
@@ -54,6 +56,9 @@ def create_app(
     prepare_authors: Sequence[str] = (),
 ) -> FastAPI:
     """Build the HTTP server of `agent`: the `/v1` API, `/healthz`, `/readyz`, `/openapi.json` and the page at `/`.
+
+    With the `a2a` extra installed, it also speaks A2A 1.0: the Agent Card at
+    `/.well-known/agent-card.json` and JSON-RPC at `POST /a2a` (`hookline.server.protocols.a2a`).
 
     Args:
         agent: The agent every run uses.
@@ -108,10 +113,21 @@ def create_app(
     app.include_router(ai_sdk_api)
     app.include_router(public)
     app.include_router(readiness)
+    tokens = (tokens_from_env() or {}) if tokens is None else tokens
+    app.router.routes.extend(_a2a_routes(context, secured=bool(tokens)))
     app.mount("/static", PageFiles(STATIC_DIR), name="static")
     limits = (max_body_bytes, max_media_body_bytes)
-    _add_middleware(app, (tokens_from_env() or {}) if tokens is None else tokens, limits, cors_origins)
+    _add_middleware(app, tokens, limits, cors_origins)
     return app
+
+
+def _a2a_routes(context: ServerContext, *, secured: bool) -> list[BaseRoute]:
+    """The A2A routes (`hookline.server.protocols.a2a`) when the `a2a` extra is installed; none otherwise."""
+    if importlib.util.find_spec("a2a") is None:
+        return []
+    from hookline.server.protocols.a2a import a2a_routes
+
+    return a2a_routes(context, secured=secured)
 
 
 def _add_middleware(

@@ -40,8 +40,9 @@ __all__ = [
 DEFAULT_USER = "default"
 """The user of every request when no tokens are configured."""
 
-PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
-"""Paths served without a token (plus everything under `/static/`)."""
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect",
+                          "/.well-known/agent-card.json"})
+"""Paths served without a token (plus everything under `/static/`); the A2A Agent Card says how to authenticate."""
 
 _USER_KEY = "hookline.user"
 _NEED_TOKEN = "a known bearer token is required (Authorization: Bearer ...)"

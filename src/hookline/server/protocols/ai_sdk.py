@@ -101,8 +101,11 @@ async def resume_chat(context: Ctx, user: User, chat_id: str) -> Response:
     """Resume the answer going on in the chat (`useChat({resume: true})`), from its start; 204 when none is."""
     session = await open_session(context, chat_id, user)
     prompt = await _last_prompt(context.store, session.id)
-    run = await join(context, session.id, (prompt.seq or 1) - 1) if prompt is not None else None
-    if run is None or prompt is None:
+    if prompt is None:
+        return Response(status_code=204)
+    _, run = await join(context, session.id, (prompt.seq or 1) - 1, replay=True)
+    if not run.going_on:
+        run.close()
         return Response(status_code=204)
     return _stream(run, AISDKTranslator(reply_id(str(prompt.id)), skip_prompt=True))
 

@@ -14,7 +14,7 @@ The facts a translator needs are read off the events as data (`paused_call`, `fa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -98,19 +98,34 @@ async def start(
 
 
 class RunEvents:
-    """One run as a protocol reads it: each event once, in the log's order, until the run ends.
+    """One run as a protocol reads it (started here, or joined in any process): each event once, in order, to its end.
 
     Markers and partial events are left out; so is the stored copy of an event read live, and
-    a stored event read already (by seq). A run of this process has its `channel` (its
-    outcome); a run joined from elsewhere has none.
+    a stored event at or before the last seq read (`after_seq`, for a reader that read the log
+    first: `join`). A run of this process has its `channel` (its outcome); one joined from
+    elsewhere has none.
     """
 
-    def __init__(self, channel: RunChannel | None, subscription: Subscription, keepalive: float,
-                 first: Sequence[Event] = ()) -> None:
+    def __init__(
+        self, channel: RunChannel | None, subscription: Subscription, keepalive: float, *,
+        first: Sequence[Event] = (), after_seq: int = 0, known: set[str] | None = None,
+    ) -> None:
         self.channel = channel
         self._subscription = subscription
         self._keepalive = keepalive
         self._first = first
+        self._after = after_seq
+        self._known = known or set()
+
+    @property
+    def session_id(self) -> str:
+        """The run's session."""
+        return self._subscription.hub.session_id
+
+    @property
+    def going_on(self) -> bool:
+        """Whether a run went on when it was read (else `events()` ends at once)."""
+        return not self._subscription.closed
 
     async def check_started(self) -> None:
         """Wait for the run's first event; raise its error if it failed before any (busy: a plain 409)."""
@@ -121,10 +136,9 @@ class RunEvents:
             self._subscription.close()
             raise self.channel.error
 
-    async def events(self) -> AsyncIterator[Event | None]:
+    async def events(self) -> AsyncGenerator[Event | None]:
         """The run's events; None when none came for `keepalive` seconds (a front end's keepalive)."""
-        seen_live: set[str] = set()
-        last = 0
+        seen_live, last = set(self._known), self._after
         try:
             for event in self._first:
                 if self._fresh(event, seen_live, last):
@@ -151,6 +165,8 @@ class RunEvents:
             return False
         if event.seq is None:
             if event.id is not None and event.kind != "delta":
+                if event.id in seen_live:
+                    return False
                 seen_live.add(event.id)
             return True
         if event.seq <= last:
@@ -160,6 +176,10 @@ class RunEvents:
             return False
         return True
 
+    def close(self) -> None:
+        """Stop reading the run (its subscription ends), whether or not `events()` was read."""
+        self._subscription.close()
+
     async def outcome(self) -> tuple[RunResult | None, BaseException | None]:
         """How the run ended, for a run of this process: its result, or its error (else None, None)."""
         if self.channel is None:
@@ -168,17 +188,18 @@ class RunEvents:
         return self.channel.result, self.channel.error
 
 
-async def join(context: ServerContext, session_id: str, after_seq: int) -> RunEvents | None:
-    """The run going on in `session_id` (here or in another process), read from after `after_seq`; None: none runs.
+async def join(
+    context: ServerContext, session_id: str, after_seq: int, *, replay: bool = False
+) -> tuple[list[Event], RunEvents]:
+    """The session's stored events after `after_seq`, and the run going on in it from there (in any process).
 
-    It starts with the stored events after `after_seq`, then the live ones not stored yet
-    (the deltas of the answer going on), then what comes, each once.
+    It subscribes before it reads the log (as `GET .../events/stream` does), so each event is
+    in one or the other. The `RunEvents` starts with the live events not stored yet (the
+    deltas of the answer going on, from its first: a reader rebuilds it), and with `replay`
+    with the stored ones too; it ends at once when no run goes on (`going_on`).
     """
-    channel = context.runs.get(session_id)
-    if channel is None and not await context.relay.run_active(session_id):
-        return None
-    hub = context.runs.hub(session_id)
-    if channel is None:
+    hub, channel = context.runs.hub(session_id), context.runs.get(session_id)
+    if channel is None and await context.relay.run_active(session_id):
         hub.run_started()
     subscription = hub.subscribe()
     try:
@@ -186,12 +207,15 @@ async def join(context: ServerContext, session_id: str, after_seq: int) -> RunEv
     except BaseException:
         subscription.close()
         raise
-    if channel is None:
+    if not subscription.closed and context.runs.get(session_id) is None:
         context.relay.watch(hub, stored)
     answered = any(covers_deltas(e) and (e.seq or 0) > subscription.tail_after for e in stored)
-    held = {e.id for e in stored}
+    held = {e.id for e in stored if e.id is not None}
     tail = [e for e in subscription.tail if e.id not in held and not (answered and e.kind == "delta")]
-    return RunEvents(channel, subscription, context.keepalive, [*stored, *tail])
+    last = max((e.seq or 0 for e in stored), default=after_seq)
+    first = [*stored, *tail] if replay else tail
+    return stored, RunEvents(channel, subscription, context.keepalive, first=first,
+                             after_seq=after_seq if replay else last, known=None if replay else held)
 
 
 class Translator(ABC):
