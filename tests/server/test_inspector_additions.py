@@ -4,14 +4,19 @@ its state alone, the agent's tools, one trace per prompt, forks at any event wit
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
+from hookline import Agent, State, StatusOptions, hook
+from hookline.models import ModelRequest, ModelResponse
+from hookline.sessions import SessionStore
+from hookline.usage import Usage
 from waiting import DEADLINE, await_until
 
-from .agent import DANGER_LOG
+from .agent import DANGER_LOG, WordStreamingModel
 from .api import new_session
 from .live import LiveServer
 
@@ -136,3 +141,53 @@ async def test_a_fork_with_nothing_before_it_or_at_no_event_says_why(client: htt
     response = await client.post(f"/v1/sessions/{source}/fork", json={"at_seq": seq})
     assert (response.status_code, response.json()["error"]) == (422, "invalid_fork")
     assert message in response.json()["message"]
+
+
+# -- the exact model request, and a call's facts as data ----------------------------------------------
+
+
+def _windowed(state: State) -> None:
+    """A sliding window of one message: the model sees only the last one (the log keeps them all)."""
+    if state.messages and state.messages[-1].role == "user":
+        state.messages = [state.messages[-1]]
+
+
+async def test_a_recorded_request_is_the_one_the_provider_got(make_server: Callable[..., LiveServer],
+                                                             store: SessionStore) -> None:
+    got: list[ModelRequest] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        got.append(request)
+        return ModelResponse(text="fine", usage=Usage(input_tokens=30, output_tokens=4))
+
+    agent = Agent("assistant", model=WordStreamingModel(answer, name="scripted"), session_store=store,
+                  instructions=lambda state: f"You are on turn {state.turn}.", hooks={"before_llm": [hook(_windowed)]},
+                  status=StatusOptions(requests=True))
+    server = make_server(agent)
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        session_id = await new_session(http)
+        await run(http, session_id, "first question")
+        await run(http, session_id, "second question")
+        events = (await http.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})).json()
+        answers = [e for e in events if e["kind"] == "status" and e["source"] == "llm"]
+        facts = answers[-1]["metadata"]["model_call"]
+        assert (facts["input_tokens"], facts["output_tokens"]) == (30, 4)
+        assert facts["duration_ms"] >= facts["ttft_ms"] >= 0, "streamed: a first token came before the end"
+        call = (await http.get(f"/v1/sessions/{session_id}/model-calls/{answers[-1]['seq']}")).json()
+    assert call["exact"] is True
+    assert (call["input_tokens"], call["output_tokens"], call["ttft_ms"]) == (30, 4, facts["ttft_ms"])
+    sent = [[p.get("text") for p in m["parts"]] for m in call["request"]["messages"]]
+    assert sent == [[m.text] for m in got[-1].messages] == [["You are on turn 1."], ["second question"]], (
+        "the instructions made by a function and the window a hook cut: as the provider got them")
+    assert "recorded by the run" in call["notes"][0]
+
+
+async def test_without_the_switch_no_request_is_recorded(client: httpx.AsyncClient) -> None:
+    session_id = await new_session(client)
+    await run(client, session_id, "hello")
+    events = (await client.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})).json()
+    answer = next(e for e in events if e["kind"] == "status" and e["source"] == "llm")
+    assert "request" not in answer["metadata"]
+    assert set(answer["metadata"]["model_call"]) == {"input_tokens", "output_tokens", "duration_ms", "ttft_ms"}
+    call = (await client.get(f"/v1/sessions/{session_id}/model-calls/{answer['seq']}")).json()
+    assert call["exact"] is False

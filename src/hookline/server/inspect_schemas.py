@@ -74,6 +74,12 @@ class Span(BaseModel):
     """How long it took: a model call as its status line reports it; a tool call until its result was recorded."""
     tokens: int | None = None
     """A model call's tokens (input plus output), as its status line reports them."""
+    input_tokens: int | None = None
+    """A model call's input tokens, where its status line records them as data."""
+    output_tokens: int | None = None
+    """A model call's output tokens, where its status line records them as data."""
+    ttft_ms: float | None = None
+    """A streamed model call's time to its first token, where its status line records it."""
     call_id: str | None = None
     """A tool call's id."""
     is_error: bool = False
@@ -135,6 +141,12 @@ class TraceSpan(BaseModel):
     """How long it took (a model call as its status line reports it)."""
     tokens: int | None = None
     """A model call's tokens (input plus output), as its status line reports them."""
+    input_tokens: int | None = None
+    """A model call's input tokens, where its status line records them as data."""
+    output_tokens: int | None = None
+    """A model call's output tokens, where its status line records them as data."""
+    ttft_ms: float | None = None
+    """A streamed model call's time to its first token, where its status line records it."""
     call_id: str | None = None
     """A tool call's id (or the paused call's)."""
     is_error: bool = False
@@ -164,6 +176,10 @@ class PromptTrace(BaseModel):
     """Why its last run failed, where the server recorded the reason."""
     tokens: int = 0
     """The tokens of its model calls."""
+    input_tokens: int = 0
+    """The input tokens of its model calls (where their status lines record them as data)."""
+    output_tokens: int = 0
+    """The output tokens of its model calls (where their status lines record them as data)."""
     waited_ms: float = 0
     """How long it waited for humans (its approvals)."""
     spans: list[TraceSpan] = Field(default_factory=list)
@@ -211,6 +227,15 @@ class ModelCall(BaseModel):
     """How long the provider took, as the model's status line reports it."""
     tokens: int | None = None
     """Input plus output tokens, as the model's status line reports them."""
+    input_tokens: int | None = None
+    """Input tokens, where the model's status line records them as data."""
+    output_tokens: int | None = None
+    """Output tokens, where the model's status line records them as data."""
+    ttft_ms: float | None = None
+    """Time to the first token of a streamed call, where the model's status line records it."""
+    exact: bool = False
+    """The request is the one the provider got, as the run recorded it (`StatusOptions(requests=True)`);
+    False: rebuilt from the log and the agent (see `notes`)."""
     request: ModelCallRequest
     """What the model was sent."""
     response: Message | None = None

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from hookline.agent import Agent
 from hookline.conversation import user_actions_as_text
@@ -34,6 +35,8 @@ _TITLE_CHARS = 200  # the list clips it; its tooltip shows it whole
 _NOTE_MESSAGES = ("messages: rebuilt from the log; a hook that changed the conversation before this call "
                   "(e.g. a sliding window or a compaction) is not on record")
 _NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"
+_NOTE_RECORDED = ("the request as the provider got it, recorded by the run (StatusOptions(requests=True)); "
+                  "images and files sent as bytes show as a note of their size")
 
 
 def when(event: Event) -> datetime | None:
@@ -80,6 +83,18 @@ class CallEvents:
         """(model name, tokens, milliseconds) from the model's status line."""
         found = _ANSWERED.fullmatch(self.answer.text) if self.answer is not None else None
         return (found.group(1), int(found.group(2)), int(found.group(3))) if found else None
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """What the model's status line records as data (`metadata["model_call"]`): tokens, ttft, duration."""
+        facts = self.answer.metadata.get("model_call") if self.answer is not None else None
+        return facts if isinstance(facts, dict) else {}
+
+    @property
+    def record(self) -> dict[str, Any] | None:
+        """The request as the provider got it, where the run recorded it (`metadata["request"]`)."""
+        record = self.answer.metadata.get("request") if self.answer is not None else None
+        return record if isinstance(record, dict) else None
 
 
 def _is_start(event: Event) -> bool:
@@ -177,9 +192,11 @@ def _model_spans(events: Sequence[Event]) -> list[Span]:
             duration = _ms_between(started, when(end))
         name = reported[0] if reported else (call.message.author if call.message else "model")
         ended = started + timedelta(milliseconds=duration) if started and duration is not None else None
+        facts = call.facts
         spans.append(Span(kind="model", name=name, seq=first.seq or 0, end_seq=end.seq if end else None,
                           started_at=started, ended_at=ended, duration_ms=duration,
-                          tokens=reported[1] if reported else None))
+                          tokens=reported[1] if reported else None, input_tokens=facts.get("input_tokens"),
+                          output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms")))
     return spans
 
 
@@ -241,6 +258,8 @@ def _prompt_trace(runs: list[_Run]) -> PromptTrace:
         first_seq=first.events[0].seq or 0, last_seq=last.events[-1].seq or 0, started_at=when(first.events[0]),
         ended_at=when(last.end) if last.end else None, outcome=run_end(last.end) if last.end else None,
         error=last.error, tokens=sum(s.tokens or 0 for s in spans if s.kind == "model"),
+        input_tokens=sum(s.input_tokens or 0 for s in spans if s.kind == "model"),
+        output_tokens=sum(s.output_tokens or 0 for s in spans if s.kind == "model"),
         waited_ms=sum(s.duration_ms or 0 for s in spans if s.kind == "approval"), spans=spans,
     )
 
@@ -305,7 +324,31 @@ def status_of(tail: Sequence[Event]) -> tuple[int, str | None]:
 
 
 def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: CallEvents) -> ModelCall:
-    """Rebuild model call `call` of a session's log (the `all` view): what it was sent and answered."""
+    """Model call `call` of a session's log (the `all` view): what it was sent (recorded, else rebuilt), answered."""
+    model = agent.model
+    record = call.record
+    if record is not None:
+        request, notes = _recorded(model.name, model.provider, record), [_NOTE_RECORDED]
+    else:
+        request, notes = _rebuilt(agent, events, call)
+    reported, facts = call.reported, call.facts
+    start = call.start or call.answer or call.message
+    return ModelCall(
+        session_id=session_id, turn=call.turn, seqs=call.seqs, started_at=when(start) if start else None,
+        duration_ms=float(reported[2]) if reported else None, tokens=reported[1] if reported else None,
+        input_tokens=facts.get("input_tokens"), output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms"),
+        exact=record is not None, request=request, response=call.message.to_message() if call.message else None,
+        error=_failure_after(events, call) if call.message is None else None, notes=notes,
+    )
+
+
+def _recorded(model: str, provider: str, record: dict[str, Any]) -> ModelCallRequest:
+    settings = {**record.get("settings", {}), **record.get("model_settings", {})}
+    return ModelCallRequest(model=model, provider=provider, messages=record.get("messages", []),
+                            tools=record.get("tools", []), settings=settings, output_schema=record.get("output_schema"))
+
+
+def _rebuilt(agent: Agent, events: Sequence[Event], call: CallEvents) -> tuple[ModelCallRequest, list[str]]:
     first = min(call.seqs)
     messages = [user_actions_as_text(e.to_message()) for e in events
                 if e.kind == "message" and not e.partial and e.seq is not None and e.seq < first]
@@ -320,14 +363,7 @@ def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: C
         settings=dict(settings) if isinstance(settings, dict) else {},
         output_schema=agent.output_adapter.json_schema() if agent.output_adapter is not None else None,
     )
-    reported = call.reported
-    start = call.start or call.answer or call.message
-    return ModelCall(
-        session_id=session_id, turn=call.turn, seqs=call.seqs, started_at=when(start) if start else None,
-        duration_ms=float(reported[2]) if reported else None, tokens=reported[1] if reported else None,
-        request=request, response=call.message.to_message() if call.message else None,
-        error=_failure_after(events, call) if call.message is None else None, notes=notes,
-    )
+    return request, notes
 
 
 def _instructions(agent: Agent, notes: list[str]) -> list[Message]:

@@ -302,9 +302,12 @@ function mediaView(event, sessionId) {
 
 export function modelCallView(call) {
   const request = call.request;
+  const tokens = call.input_tokens !== null && call.input_tokens !== undefined
+    ? `${call.input_tokens} in + ${call.output_tokens} out tokens` : call.tokens !== null ? `${call.tokens} tokens` : null;
   const facts = [
-    call.turn ? `turn ${call.turn}` : null, `${request.model} (${request.provider})`,
-    call.tokens !== null ? `${call.tokens} tokens` : null, call.duration_ms !== null ? duration(call.duration_ms) : null,
+    call.turn ? `turn ${call.turn}` : null, `${request.model} (${request.provider})`, tokens,
+    call.duration_ms !== null ? duration(call.duration_ms) : null,
+    call.ttft_ms !== null && call.ttft_ms !== undefined ? `first token after ${duration(call.ttft_ms)}` : null,
   ].filter(Boolean).join(" · ");
   const messages = el("ol", { class: "request-messages" }, ...request.messages.map((m) =>
     el("li", {}, el("span", { class: "role" }, m.role), el("pre", { class: "json" }, messageText(m)))));

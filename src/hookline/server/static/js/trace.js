@@ -53,8 +53,9 @@ export class Trace {
     const total = end - start;
     const models = prompt.spans.filter((s) => s.kind === "model").length;
     const tools = prompt.spans.filter((s) => s.kind === "tool").length;
+    const split = prompt.input_tokens || prompt.output_tokens ? ` (${prompt.input_tokens} in, ${prompt.output_tokens} out)` : "";
     const facts = [`${models} model call${models === 1 ? "" : "s"}`, `${tools} tool call${tools === 1 ? "" : "s"}`,
-      `${prompt.tokens} tokens`, duration(total), prompt.waited_ms ? `${duration(prompt.waited_ms)} waiting for people` : null,
+      `${prompt.tokens} tokens${split}`, duration(total), prompt.waited_ms ? `${duration(prompt.waited_ms)} waiting for people` : null,
       prompt.outcome || "going on"].filter(Boolean).join(" · ");
     chart.replaceChildren(
       el("p", { class: "facts" }, facts, prompt.error ? `: ${prompt.error}` : ""),
@@ -68,7 +69,10 @@ export class Trace {
     const length = span.duration_ms ?? (span.kind === "hook" ? 0 : Math.max(0, Date.now() - Date.parse(span.started_at)));
     const left = Math.max(0, Math.min(100, (begin / total) * 100));
     const width = Math.max(0.6, Math.min(100 - left, (length / total) * 100));
-    const facts = [span.kind === "hook" ? null : duration(span.duration_ms), span.tokens !== null ? `${span.tokens} tok` : null,
+    const facts = [span.kind === "hook" ? null : duration(span.duration_ms),
+      span.ttft_ms !== null && span.ttft_ms !== undefined ? `first token ${duration(span.ttft_ms)}` : null,
+      span.input_tokens !== null && span.input_tokens !== undefined
+        ? `${span.input_tokens} in / ${span.output_tokens} out tok` : span.tokens !== null ? `${span.tokens} tok` : null,
       span.ran ? null : "not run", span.outcome, span.is_error && span.kind === "tool" ? "error" : null]
       .filter(Boolean).join(", ");
     const names = { model: `model ${span.name}`, tool: `tool ${span.name}`, run: span.name, hook: `hook ${span.name}`,
