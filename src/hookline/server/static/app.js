@@ -335,7 +335,7 @@ async function deliver(box, text) {
   const gen = page.gen;
   const seen = expectRun();
   try {
-    await startRun(`${session(page.sessionId)}/runs`, body, page.requests.signal);
+    if (!(await startRun(`${session(page.sessionId)}/runs`, body, page.requests.signal))) noRun(seen);
   } catch (error) {
     if (gen === page.gen) noRun(seen);
     if (error.name === "AbortError" || gen !== page.gen) {
@@ -376,7 +376,8 @@ function reasonOf(error) {
 async function decide(answers) {
   const seen = expectRun();
   try {
-    await startRun(`${session(page.sessionId)}/resume`, { approvals: answers }, page.requests.signal);
+    const path = `${session(page.sessionId)}/resume`;
+    if (!(await startRun(path, { approvals: answers }, page.requests.signal))) noRun(seen);
   } catch (error) {
     noRun(seen);
     return error instanceof NetworkError ? new Error("the server could not be reached; try again") : error;
@@ -443,7 +444,8 @@ async function fork(edit) {
   if (gen !== page.gen) return;
   const seen = expectRun();
   try {
-    await startRun(`${session(created.id)}/resume`, { approvals: {} }, page.requests.signal);
+    // A fork whose log ends with an answer has nothing to run: it waits for a prompt.
+    if (!(await startRun(`${session(created.id)}/resume`, { approvals: {} }, page.requests.signal))) noRun(seen);
   } catch (error) {
     if (error.name === "AbortError") return;
     noRun(seen);

@@ -176,7 +176,7 @@ export class Chat {
     else if (tool && event.kind === "status" && event.source === "tool" && !tool.root.dataset.state?.match(/returned|failed|denied|not run/)) {
       tool.progress(event);
     }
-    if (event.kind === "marker") return;
+    if (event.kind === "marker" || meta.partial_result) return; // a partial result shows in its card
     const turn = this.turn || this.startTurn();
     const text = textOf(event);
     const line = el("li", {}, el("span", { class: "source" }, `[${event.source || "agent"}]`), ` ${text}`);

@@ -5,7 +5,7 @@
 // first its model call (what the model was sent and answered), then its images, then its JSON
 // as a tree, folded, with JSON held in strings parsed.
 
-import { $, clock, duration, el, pretty, textOf } from "./dom.js";
+import { $, clock, describeCall, duration, el, pretty, prettyContent, textOf } from "./dom.js";
 import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
 import { jsonTree, stateOf } from "./state.js";
@@ -65,7 +65,12 @@ export class Inspector {
   }
 
   add(event) {
-    if (event.seq === null || event.seq === undefined || event.partial || this.events.has(event.seq)) return;
+    if (event.seq === null || event.seq === undefined || event.partial) return;
+    const known = this.events.get(event.seq);
+    if (known) {
+      if (!known.created_at && event.created_at) this.restamp(known, event); // a live event, read back from the log
+      return;
+    }
     if (!this.loaded) {
       if (this.held) this.held.push(event);
       return;
@@ -100,10 +105,20 @@ export class Inspector {
     this.previous = event;
     return el("li", { role: "option", id: `event-${event.seq}`, "data-seq": event.seq, "aria-selected": "false" },
       el("span", { class: "seq" }, `#${event.seq}`),
-      el("span", { class: "when" }, el("time", { datetime: event.created_at || "" }, clock(event.created_at)),
-        gap !== null ? el("span", { class: "gap" }, ` +${duration(gap)}`) : null),
+      el("time", { class: "when", datetime: event.created_at || "" }, clockOf(event.created_at)),
+      el("span", { class: "gap" }, gap !== null ? `+${duration(gap)}` : ""),
       el("span", { class: `kind ${event.kind}` }, label(event)),
       el("span", { class: "line" }, summary(event)));
+  }
+
+  // A live event (no time of its own) is read back from the log, with the time it was stored.
+  restamp(known, stored) {
+    this.events.set(stored.seq, stored);
+    const row = this.rows.get(stored.seq);
+    const time = row?.querySelector("time");
+    if (!time) return;
+    time.setAttribute("datetime", stored.created_at);
+    time.textContent = clockOf(stored.created_at);
   }
 
   // New values of the filters' lists (a source or an author not seen before).
@@ -267,6 +282,11 @@ export class Inspector {
   }
 }
 
+// A time of day, to the second, in 24 hours (the list's column is narrow).
+function clockOf(iso) {
+  return iso ? new Date(iso).toTimeString().slice(0, 8) : "";
+}
+
 export function label(event) {
   if (event.kind === "message") return `message · ${event.role}`;
   if (event.kind === "status") return `status · ${event.source || "agent"}`;
@@ -326,6 +346,12 @@ export function modelCallView(call) {
     el("h4", {}, "How exact this is"), el("ul", { class: "notes" }, ...call.notes.map((n) => el("li", {}, n))));
 }
 
+// A message as the model got it: its text, its tool calls and results as calls and results.
 function messageText(message) {
-  return message.parts.map((p) => (p.type === "text" ? p.text : pretty(p))).join("\n");
+  return message.parts.map((p) => {
+    if (p.type === "text") return p.text;
+    if (p.type === "tool_call") return `call ${describeCall(p)}`;
+    if (p.type === "tool_result") return `${p.is_error ? "error" : "result"} of ${p.name || p.call_id}: ${prettyContent(p.content)}`;
+    return pretty(p);
+  }).join("\n");
 }
