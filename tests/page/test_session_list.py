@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, expect
 
+from hookline import Event, TextPart
+from hookline.sessions import SessionStore, SQLiteSessionStore
 from server.live import LiveServer
 from waiting import DEADLINE
 
+from .agents import page_agent
 from .conftest import send, wait_ready
 
 LONG_TITLE = "please look at the quarterly numbers of every region and tell me which one grew the most"
@@ -96,3 +101,32 @@ def test_the_panes_resize_by_keyboard_and_keep_their_width(page_server: LiveServ
     assert sessions.evaluate("n => n.getBoundingClientRect().width") == before + 48
     send(page, "hello")
     wait_ready(page)
+
+
+def test_a_long_session_shows_its_latest_page_and_the_earlier_ones_on_demand(
+    make_server: Callable[..., LiveServer], tmp_path: Path, open_page: Callable[..., Page], store: SessionStore
+) -> None:
+    async def fill() -> None:
+        writer = SQLiteSessionStore(tmp_path / "sessions.db")
+        await writer.create(session_id="long")
+        for start in range(0, 1200, 300):
+            await writer.append_events("long", [
+                Event(author="user" if i % 2 == 0 else "assistant", kind="message",
+                      role="user" if i % 2 == 0 else "assistant", parts=[TextPart(text=f"message {i}")])
+                for i in range(start, start + 300)])
+        await writer.aclose()
+
+    filling = threading.Thread(target=asyncio.run, args=(fill(),))  # Playwright runs a loop in this thread
+    filling.start()
+    filling.join(DEADLINE)
+    server = make_server(agent=page_agent(store))
+    page = open_page(f"{server.url}/#long")
+    expect(page.locator(".msg").last).to_have_text("message 1199")
+    expect(page.locator(".msg")).to_have_count(1000)
+    expect(page.locator("#turns")).not_to_contain_text("message 199")
+    page.get_by_role("button", name="Show earlier messages").click()
+    expect(page.locator(".msg")).to_have_count(1200)
+    expect(page.locator(".msg").first).to_have_text("message 0")
+    expect(page.get_by_role("button", name="Show earlier messages")).to_have_count(0)
+    send(page, "hello after")
+    expect(page.locator(".msg.assistant").last).to_have_text("You said: hello after")
