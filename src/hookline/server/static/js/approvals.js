@@ -50,14 +50,6 @@ export class Approvals {
     if (hadFocus) (next ? next.approve : $("prompt")).focus();
   }
 
-  // Show the item of `callId` and put the focus on it.
-  review(callId) {
-    const entry = this.items.get(callId);
-    if (!entry) return;
-    entry.root.scrollIntoView({ block: "nearest" });
-    entry.approve.focus();
-  }
-
   render() {
     const count = this.items.size;
     const active = document.activeElement;
