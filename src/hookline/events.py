@@ -133,6 +133,11 @@ class StatusOptions(BaseModel):
     """Include tool results in status lines ("add returned 3")."""
     reasoning: bool = False
     """Also write the model's reasoning, where it shows any, as llm status lines ("thinking: ...")."""
+    requests: bool = False
+    """Also record each model request as the provider got it (after `before_llm` hooks, with the
+    instructions, tools and settings of that call) in the model's status line, as
+    `metadata["request"]`, for the web page's inspector. Each holds the whole conversation so far,
+    so the log grows with the square of its length: a debugging switch."""
     tool_logs: bool = True
     """Capture log records emitted by tool code during its call as tool status events (with `tool`)."""
     hook_logs: bool = False

@@ -70,7 +70,7 @@ from hookline.run_scope import RunScope
 from hookline.sessions._codec import encode_state
 from hookline.sessions.base import RunHold, SessionStore
 from hookline.state import State
-from hookline.status import describe_answer, describe_reasoning
+from hookline.status import answer_facts, describe_answer, describe_reasoning, request_record
 from hookline.tool_runner import ToolRunner
 from hookline.tools import Tool, error_result
 from hookline.turn_buffer import TurnBuffer
@@ -103,9 +103,9 @@ class Run:
     """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
-        "_answer_id", "_cancel_requested", "_edits", "_gate", "_hooked", "_log_tail", "_loop", "_ran", "_started",
-        "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered", "_unstored_prompt",
-        "_watch", "agent",
+        "_answer_id", "_cancel_requested", "_edits", "_first_token", "_gate", "_hooked", "_log_tail", "_loop", "_ran",
+        "_started", "_state_error", "_status", "_status_on", "_task", "_trace", "_turn_calls", "_unanswered",
+        "_unstored_prompt", "_watch", "agent",
         "approvals", "audit", "buffer", "history", "interruptions", "max_turns", "new_messages", "output", "prompt",
         "recorder", "retried_output", "run_tools", "runner", "scope", "session", "state", "stop_reason", "tools",
         "view",
@@ -166,6 +166,7 @@ class Run:
         self._answer_id: str | None = None  # the id the streamed answer's message keeps (its deltas carry it)
         self._gate = ModelGate(any(getattr(b.hook, "holds_stream", False) for b in agent.hooks.get(_AFTER_LLM, ())))
         self._unstored_prompt: Message | None = None  # the prompt, until the first model call's flush stores it
+        self._first_token: float | None = None  # when the model call streamed its first delta (perf_counter)
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -477,6 +478,7 @@ class Run:
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         model = self.agent.model
         started = time.perf_counter() if self._status_on["llm"] else 0.0
+        self._first_token = None
         if self._trace is not None:
             streaming = self.recorder.queue is not None
             ask = self._ask_streaming if streaming else model.request
@@ -489,7 +491,11 @@ class Run:
         usage.add(response.usage)
         usage.model_calls += 1
         if self._status_on["llm"]:
-            self._status("llm", describe_answer(model.name, response, time.perf_counter() - started))
+            seconds, first = time.perf_counter() - started, self._first_token
+            facts = answer_facts(response, seconds, first - started if first is not None else None)
+            if self.agent.status.requests:
+                facts["request"] = request_record(request)
+            self._status("llm", describe_answer(model.name, response, seconds), **facts)
             for line in describe_reasoning(response) if self.agent.status.reasoning else ():
                 self._status("llm", line)
         return response
@@ -521,6 +527,8 @@ class Run:
         return done
 
     def _stream_delta(self, delta: TextDelta | ReasoningDelta, said: list[str]) -> None:
+        if self._first_token is None:
+            self._first_token = time.perf_counter()
         if isinstance(delta, TextDelta):
             said.append(delta.text)
             send = self.recorder.delta

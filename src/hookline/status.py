@@ -22,10 +22,11 @@ from contextvars import ContextVar
 from typing import Any
 
 from hookline.messages import ToolCallPart, ToolResultPart
-from hookline.models import ModelResponse
+from hookline.models import ModelRequest, ModelResponse
 
 __all__ = [
-    "LogCapture", "describe_answer", "describe_call", "describe_reasoning", "describe_result", "install_log_capture",
+    "LogCapture", "answer_facts", "describe_answer", "describe_call", "describe_reasoning", "describe_result",
+    "install_log_capture", "request_record",
 ]
 
 _MAX_SHOWN = 200
@@ -95,6 +96,39 @@ def describe_answer(model_name: str, response: ModelResponse, seconds: float) ->
     what = f"{calls} tool call{'s' if calls != 1 else ''}" if calls else "text"
     tokens = response.usage.total_tokens
     return f"{model_name} answered: {what}, {tokens} tokens, {seconds * 1000:.0f} ms"
+
+
+def answer_facts(response: ModelResponse, seconds: float, first_token: float | None) -> dict[str, Any]:
+    """What the model's status line says, as data (`metadata["model_call"]`): tokens, duration, time to first token."""
+    facts: dict[str, Any] = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens,
+                             "duration_ms": round(seconds * 1000, 1)}
+    if first_token is not None:
+        facts["ttft_ms"] = round(first_token * 1000, 1)
+    return {"model_call": facts}
+
+
+def request_record(request: ModelRequest) -> dict[str, Any]:
+    """A model request as the provider got it, for the log (`StatusOptions(requests=True)`).
+
+    Its messages after the hooks' edits and the instructions, its tools and settings. An
+    image or a file sent as bytes shows as a text part that says what was left out: the log
+    keeps the bytes once, with the message they came with.
+    """
+    return {
+        "messages": [_without_bytes(m.model_dump(mode="json", exclude_none=True)) for m in request.messages],
+        "tools": [t.model_dump(mode="json", exclude_none=True) for t in request.tools],
+        "output_schema": request.output_schema, "settings": dict(request.settings),
+        "model_settings": request.model_settings.model_dump(mode="json", exclude_none=True),
+    }
+
+
+def _without_bytes(message: dict[str, Any]) -> dict[str, Any]:
+    parts = message.get("parts", [])
+    for index, part in enumerate(parts):
+        if isinstance(part.get("data"), str) and part.get("type") in ("image", "file"):
+            what = f"{part['type']} {part.get('media_type') or ''}".strip()
+            parts[index] = {"type": "text", "text": f"[{what}: {len(part['data'])} characters of data left out]"}
+    return message
 
 
 def describe_reasoning(response: ModelResponse) -> list[str]:

@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from hookline.sessions import SessionStore
 from server.fixtures import make_server, server, store
 from server.live import LiveServer
 
-__all__ = ["browser", "make_server", "open_page", "page", "server", "store"]
+from .agents import page_agent
+
+__all__ = ["browser", "make_server", "open_page", "page", "page_server", "server", "store"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -73,6 +76,12 @@ def open_page(browser: Browser) -> Iterator[Callable[..., Page]]:
 def page(server: LiveServer, open_page: Callable[..., Page]) -> Page:
     """The page of `server`, wide enough for the inspector beside the chat."""
     return open_page(server.url)
+
+
+@pytest.fixture
+def page_server(make_server: Callable[..., LiveServer], store: SessionStore) -> LiveServer:
+    """A server of the page's own agent (tests/page/agents.py): slow streams, progress, reasoning, a crash."""
+    return make_server(agent=page_agent(store))
 
 
 def send(page: Page, text: str) -> None:

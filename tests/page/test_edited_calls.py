@@ -41,7 +41,7 @@ def test_the_tool_card_shows_the_edited_arguments_and_the_models_folded(
     expect(card.locator(".edited-badge")).to_have_text("edited by alice")
     card.locator(":scope > summary").click()
     body = card.locator(".tool-body")
-    expect(body.locator(":scope > h4").first).to_have_text("Arguments (edited by alice)")
+    expect(body.locator(":scope > .label").first).to_have_text("Arguments (edited by alice)")
     expect(body.locator(":scope > pre").first).to_have_text('{\n  "target": "staging"\n}')
     expect(body.locator(":scope > pre").nth(1)).to_have_text("wiped staging")
     original = card.locator(".original-args")

@@ -113,21 +113,21 @@ def test_the_inspector_shows_an_events_images_as_pictures(make_server: Callable[
     asked = blob_requests(page)
     page.goto(f"{server.url}/#{session_id}")
     expect(page.locator(".msg.assistant")).to_have_text("Here is the chart.")
-    rows = page.locator("#event-list button")
+    rows = page.locator("#event-list [role=option]")
 
     rows.filter(has_text="draw it like this").click()
     media = page.locator("#event-detail .event-media")
     expect(media).to_contain_text("Images and files")
     assert natural_size(page, "#event-detail .event-media img") == (24, 16), "fetched with the token"
-    expect(page.locator("#event-detail pre.raw")).to_contain_text(f'"blob": "{digest(PICTURE)}"')
+    expect(page.locator("#event-detail .raw")).to_contain_text(f'blob: "{digest(PICTURE)}"')
 
     rows.filter(has_text="message · tool").click()
     expect(media.locator("figcaption")).to_have_text("returned by chart")
     assert natural_size(page, "#event-detail .event-media figure img") == (30, 20)
-    expect(page.locator("#event-detail pre.raw")).to_contain_text(f'"blob": "{digest(CHART)}"')
+    expect(page.locator("#event-detail .raw")).to_contain_text(f'blob: "{digest(CHART)}"')
 
     rows.filter(has_text="Here is the chart.").click()
-    expect(page.locator("#event-detail pre.raw")).to_be_visible()
+    expect(page.locator("#event-detail .raw")).to_be_visible()
     expect(page.locator("#event-detail .event-media")).to_have_count(0)
     blob_route = f"{server.url}/v1/sessions/{session_id}/blobs/"
     assert set(asked) == {blob_route + digest(PICTURE), blob_route + digest(CHART)}

@@ -1,14 +1,15 @@
 """A message sent while the page creates or opens a session, in a real browser.
 
 Each race is made certain by a server that holds some requests (its `Gate`s) until the test
-lets them through: the log of the session being opened (`GET .../events`), the creation of a
-session (`POST /v1/sessions`), the start of a run (`POST .../runs`). The page's side of the
+lets them through: the session being opened with its log (`GET /v1/sessions/{id}`), the
+creation of a session (`POST /v1/sessions`), the start of a run (`POST .../runs`). The page's side of the
 race (the message typed and Enter pressed) happens while they are held.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,11 +30,11 @@ HELD = 10.0
 
 
 class Gate:
-    """Requests of one kind (method, path ending), held by the server while the gate is shut."""
+    """Requests of one kind (method, path), held by the server while the gate is shut."""
 
-    def __init__(self, method: str, path_end: str) -> None:
+    def __init__(self, method: str, path: str) -> None:
         self.method = method
-        self.path_end = path_end
+        self.path = re.compile(path)
         self.reached = threading.Event()
         """Set when a request arrives while the gate is shut."""
         self._shut = False
@@ -41,7 +42,7 @@ class Gate:
         self._lock = threading.Lock()
 
     def holds(self, scope: dict[str, Any]) -> bool:
-        return bool(scope["method"] == self.method and scope["path"].endswith(self.path_end))
+        return bool(scope["method"] == self.method and self.path.fullmatch(scope["path"]))
 
     def shut(self) -> None:
         with self._lock:
@@ -56,7 +57,7 @@ class Gate:
             loop.call_soon_threadsafe(passed.set)
 
     def wait_reached(self) -> None:
-        assert self.reached.wait(HELD), f"no {self.method} ...{self.path_end} reached the server"
+        assert self.reached.wait(HELD), f"no {self.method} {self.path.pattern} reached the server"
 
     async def pass_through(self) -> None:
         with self._lock:
@@ -72,9 +73,9 @@ class Gates:
     """The gates of the test server: a session's log, a session's creation, a run's start."""
 
     def __init__(self) -> None:
-        self.log = Gate("GET", "/events")
+        self.log = Gate("GET", "/v1/sessions/[^/]+")
         self.create = Gate("POST", "/v1/sessions")
-        self.run = Gate("POST", "/runs")
+        self.run = Gate("POST", "/v1/sessions/[^/]+/runs")
 
     def all(self) -> list[Gate]:
         return [self.log, self.create, self.run]

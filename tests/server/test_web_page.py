@@ -81,7 +81,7 @@ def test_chat_status_lines_streaming_and_approval(server: LiveServer, page: Page
     approve = page.get_by_role("button", name="Approve")
     expect(approve).to_be_visible()
     expect(page.locator(".approval")).to_contain_text('danger(target="prod")')
-    wait_ready(page)
+    expect(page.locator("#run-state")).to_have_text("Waiting for approval (1)")
     assert DANGER_LOG == []
     expect(approve).to_be_focused()
     page.keyboard.press("Enter")  # keyboard only: the focused Approve button

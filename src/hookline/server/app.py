@@ -7,11 +7,11 @@ of other processes sharing the store: `watcher` follows their logs, `live_bus` c
 live events over PostgreSQL; and cancel), `sse` (the stream encoder),
 `errors` (failures to answers), `audit` (approvals and failures noted in the log),
 `blob_routes` (a session's stored images and files), `inspect_routes` (the
-inspector's routes: titles, timelines, model calls, forks), `children` (the sessions of a
-session's sub-agents), `compactions` (undoing a compaction), `readiness` (`/readyz`),
-`hot_routes` (the light path of the two requests every run makes), `background` (runs
-with ids: background runs, busy strategies, `GET /v1/runs/{id}`) and `webhooks`; the
-protocols (AG-UI, the AI SDK, A2A) in `protocols/`.
+inspector's routes: titles, timelines, model calls, forks), `page_files` (the web page's
+files, compressed), `children` (the sessions of a session's sub-agents), `compactions`
+(undoing a compaction), `readiness` (`/readyz`), `hot_routes` (the light path of the two
+requests every run makes), `background` (runs with ids: background runs, busy strategies,
+`GET /v1/runs/{id}`) and `webhooks`; the protocols (AG-UI, the AI SDK, A2A) in `protocols/`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from dataclasses import replace
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.staticfiles import StaticFiles
 from starlette.routing import BaseRoute
 
 from hookline import __version__
@@ -41,6 +40,7 @@ from hookline.server.hot_routes import HotRoutes
 from hookline.server.inspect_routes import Titles, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.metrics import Metrics, metrics_api
+from hookline.server.page_files import PageFiles
 from hookline.server.protocols.ag_ui import ag_ui_api
 from hookline.server.protocols.ai_sdk import ai_sdk_api
 from hookline.server.readiness import readiness
@@ -141,7 +141,7 @@ def create_app(
     app.include_router(readiness)
     tokens = (tokens_from_env() or {}) if tokens is None else tokens
     app.router.routes.extend(_a2a_routes(context, secured=bool(tokens)))
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", PageFiles(STATIC_DIR), name="static")
     limits = (max_body_bytes, max_media_body_bytes)
     _add_middleware(app, tokens, limits, cors_origins)
     return app

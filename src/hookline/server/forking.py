@@ -1,14 +1,17 @@
-"""Forks: a new session that shares a session's log up to an edited message (time travel on the log).
+"""Forks: a new session that shares a session's log up to an event (time travel on the log).
 
-A fork copies the events before the edited one (a user message or a tool result), adds a
-status line saying where it came from and who forked it, then the edited message. For a
-tool result it also copies the other results of the same model turn, so the conversation
-stays valid. The new session then goes on with `resume` (approvals `{}`): the model is
-called on the edited conversation, and the source session is left as it was.
+A fork copies the events before the one it is made at, adds a status line saying where it
+came from and who forked it, then, for an edit, the edited message (a user message or a
+tool result). For a tool result it also copies the other results of the same model turn,
+so the conversation stays valid. A fork without an edit may be made at any event: before an
+answer, it is that answer regenerated. The new session then goes on with `resume`
+(approvals `{}`): the model is called on the conversation as it stands, and the source
+session is left as it was.
 
 Copied events get new ids, seqs and times; each keeps where it came from, and its
 original time, in `metadata["copied_from"]`. The fork's `State.data` is a copy of the
-source session's as it is now: the log does not record how the state changed over time.
+source session's as it is now (the log does not record how the state changed over time),
+or the `state` the fork asks for.
 Images and files are copied with their bytes: the fork's log names them by digest as the
 source's does, and its store must hold them.
 """
@@ -41,7 +44,8 @@ async def fork_session(store: SessionStore, source: Session, body: ForkBody, use
     events = await store.events(source.id, view="all")
     log = forked_log(source.id, events, body, user)
     log = await load_media(store, source.id, log)  # the fork's store keeps its own copy of the bytes
-    fork = await store.create(app=source.app, user=user, session_id=body.id, state=dict(source.state))
+    state = dict(source.state) if body.state is None else body.state
+    fork = await store.create(app=source.app, user=user, session_id=body.id, state=state)
     try:
         await store.append_events(fork.id, log)
     except BaseException:
@@ -54,27 +58,47 @@ def forked_log(source_id: str, events: Sequence[Event], body: ForkBody, user: st
     """The events of the fork: the copied prefix, the fork's own line, the edited message, the turn's other results."""
     logged = [e for e in events if not e.partial and e.seq is not None]
     target = next((e for e in logged if e.seq == body.at_seq), None)
-    if target is None or target.kind != "message" or target.role not in ("user", "tool"):
+    editing = body.text is not None or body.content is not None
+    if target is None or (editing and (target.kind != "message" or target.role not in ("user", "tool"))):
         raise ConfigError(_not_editable(source_id, body.at_seq, target))
     before = [_copy(source_id, e) for e in logged if e.seq is not None and e.seq < body.at_seq]
-    if target.role == "user":
-        edited, what, rest = _edit_user(target, body), "the user message", []
+    rest: list[Event] = []
+    if not editing:
+        if not any(e.kind == "message" for e in before):
+            raise ConfigError(f"nothing comes before event {body.at_seq} to fork: fork at a later event, or edit "
+                              "the first message (send `text`)")
+        edited, what = None, ""
+    elif target.role == "user":
+        edited, what = _edit_user(target, body), ": edited the user message"
     else:
         edited, call_id = _edit_result(target, body)
-        what = f"the result of {_result_name(target, call_id)}"
+        what = f": edited the result of {_result_name(target, call_id)}"
         rest = [_copy(source_id, e) for e in _rest_of_turn(logged, target, call_id)]
-    note = Event.status(FORK_AUTHOR, "agent", f"forked from session {source_id} at event {body.at_seq} by {user}: "
-                        f"edited {what}", forked_from={"session_id": source_id, "seq": body.at_seq, "user": user})
-    log = [*before, note, edited, *rest]
+    where = f"at event {body.at_seq}" if editing else f"before event {body.at_seq}"
+    state_note = ", with its state edited" if body.state is not None else ""
+    note = Event.status(FORK_AUTHOR, "agent", f"forked from session {source_id} {where} by {user}{what}{state_note}",
+                        forked_from=_origin(source_id, body, user, editing))
+    log = [*before, note, *([edited] if edited is not None else []), *rest]
     _check_conversation(log, body.at_seq)
     return log
 
 
+def _origin(source_id: str, body: ForkBody, user: str, editing: bool) -> dict[str, object]:
+    """The fork line's `forked_from`: the source and the event; `edited: false` for a fork without an edit."""
+    origin: dict[str, object] = {"session_id": source_id, "seq": body.at_seq, "user": user}
+    if not editing:
+        origin["edited"] = False
+    if body.state is not None:
+        origin["state_edited"] = True
+    return origin
+
+
 def _not_editable(source_id: str, seq: int, target: Event | None) -> str:
     if target is None:
-        return f"session {source_id!r} has no event {seq}; fork at the seq of a user message or a tool result"
+        return f"session {source_id!r} has no event {seq}; fork at the seq of one of its events"
     what = f"a {target.role} message" if target.kind == "message" else f"a {target.kind} event"
-    return f"event {seq} is {what}; fork at the seq of a user message (send `text`) or a tool result (send `content`)"
+    return (f"event {seq} is {what}; an edit forks at the seq of a user message (send `text`) or a tool result "
+            "(send `content`); send neither to fork before any event")
 
 
 def _copy(source_id: str, event: Event) -> Event:

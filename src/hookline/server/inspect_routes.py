@@ -1,4 +1,4 @@
-"""The inspector's routes: session titles and search, a session's timeline, its model calls, forks.
+"""The inspector's routes: session titles, status and search, a session's timeline and traces, its model calls, forks.
 
 Each reads the session's log (`hookline.server.inspection`) or copies it
 (`hookline.server.forking`); like every `/v1` route it takes the user from the token and
@@ -20,10 +20,11 @@ from hookline._redact import redact
 from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import ToolResultPart
+from hookline.models import ToolSpec
 from hookline.server.errors import error_response, json_response
 from hookline.server.forking import fork_session
-from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionSummary, Timeline
-from hookline.server.inspection import model_calls, rebuild_call, runs_of, title_of
+from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionState, SessionSummary, Timeline, Traces
+from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of, title_of
 from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
 from hookline.sessions import Session
@@ -31,6 +32,11 @@ from hookline.sessions import Session
 __all__ = ["Titles", "inspect_api"]
 
 _SUMMARIES: TypeAdapter[list[SessionSummary]] = TypeAdapter(list[SessionSummary])
+_TOOLS: TypeAdapter[list[ToolSpec]] = TypeAdapter(list[ToolSpec])
+_TAIL = 50
+"""The last events of a session read for its status in the list (waiting calls, how its last run ended)."""
+_AROUND = 40
+"""Characters of context on each side of a search match in its snippet."""
 
 
 class Titles:
@@ -70,7 +76,10 @@ async def session_summaries(
     context: Ctx, user: User, titles: Annotated[Titles, Depends(_titles)],
     q: Annotated[str, Query(max_length=200, description="words to find in titles, ids and messages")] = "",
 ) -> Response:
-    """The user's sessions with their titles (first prompts), newest first; `q` keeps those that mention it."""
+    """The user's sessions with their titles (first prompts) and status, newest first; `q` keeps those that mention it.
+
+    Each session's status costs two small reads (its last events, its first one) and a check of its run lock.
+    """
     needle = q.strip().casefold()
     found = []
     for session in await context.store.list(app=context.agent.app, user=user):
@@ -80,21 +89,61 @@ async def session_summaries(
             events = await context.store.events(session.id, view="prompt")
             title = title_of(events)
             titles.keep(session, title)
-        if needle and not _mentions(needle, session.id, title, events or []):
+        snippet = _snippet(needle, session.id, title, events or []) if needle else None
+        if needle and snippet is None:
             continue
-        found.append(SessionSummary(id=session.id, title=title, created_at=session.created_at,
-                                    updated_at=session.updated_at))
+        found.append(await _summary(context, session, title, snippet))
     return json_response(_SUMMARIES.dump_json(found))
 
 
-def _mentions(needle: str, session_id: str, title: str, events: Sequence[Event]) -> bool:
-    if needle in session_id.casefold() or needle in title.casefold():
-        return True
-    for event in events:
-        texts = [event.text, *(p.content for p in event.parts if isinstance(p, ToolResultPart))]
-        if any(needle in text.casefold() for text in texts):
-            return True
-    return False
+@inspect_api.get("/inspect/sessions/{session_id}", response_model=SessionSummary, responses=_errors(401, 404))
+async def session_summary(
+    context: Ctx, user: User, titles: Annotated[Titles, Depends(_titles)], session_id: SessionId
+) -> Response:
+    """One session's line of the list: its title, whether a run holds it, the calls waiting for approval."""
+    session = await context.store.get(session_id, user=user, with_events=False)
+    title = titles.get(session)
+    if title is None:
+        title = title_of(await context.store.page(session_id, view="prompt", limit=20))
+        titles.keep(session, title)
+    return json_response(await _summary(context, session, title, None))
+
+
+async def _summary(context: ServerContext, session: Session, title: str, snippet: str | None) -> SessionSummary:
+    waiting, last_run = status_of(await context.store.page(session.id, view="all", limit=_TAIL, newest=True))
+    first = await context.store.page(session.id, view="all", limit=1)
+    origin = first[0].metadata.get("copied_from") if first else None
+    return SessionSummary(id=session.id, title=title, created_at=session.created_at, updated_at=session.updated_at,
+                          running=await context.relay.run_active(session.id), waiting=waiting, last_run=last_run,
+                          snippet=snippet, forked_from=str(origin["session_id"]) if isinstance(origin, dict) else None)
+
+
+def _snippet(needle: str, session_id: str, title: str, events: Sequence[Event]) -> str | None:
+    """The words around the first mention of `needle` (in the title, the id, a message, a tool result); None: none."""
+    for text in (title, session_id, *(t for e in events for t in (e.text, *_results(e)))):
+        at = text.casefold().find(needle)
+        if at >= 0:
+            start, end = max(0, at - _AROUND), min(len(text), at + len(needle) + _AROUND)
+            line = " ".join(text[start:end].split())
+            return ("…" if start else "") + line + ("…" if end < len(text) else "")
+    return None
+
+
+def _results(event: Event) -> list[str]:
+    return [p.content for p in event.parts if isinstance(p, ToolResultPart)]
+
+
+@inspect_api.get("/sessions/{session_id}/state", response_model=SessionState, responses=_errors(401, 404))
+async def session_state(context: Ctx, user: User, session_id: SessionId) -> Response:
+    """The session's `state.data` alone (the session itself comes with a page of its events)."""
+    session = await context.store.get(session_id, user=user, with_events=False)
+    return json_response(SessionState(session_id=session_id, state=session.state))
+
+
+@inspect_api.get("/inspect/tools", response_model=list[ToolSpec], responses=_errors(401))
+async def tools(context: Ctx, user: User) -> Response:
+    """The agent's tools with their JSON schemas (the page checks edited arguments against them as they are typed)."""
+    return json_response(_TOOLS.dump_json(list(context.agent.tool_catalog().specs)))
 
 
 @inspect_api.get("/sessions/{session_id}/timeline", response_model=Timeline, responses=_errors(401, 404, 422))
@@ -102,6 +151,13 @@ async def timeline(context: Ctx, user: User, session_id: SessionId) -> Response:
     """The session's runs, each with its model and tool calls over time, their tokens and durations."""
     events = await _log(context, session_id, user)
     return json_response(Timeline(session_id=session_id, runs=runs_of(events)))
+
+
+@inspect_api.get("/sessions/{session_id}/traces", response_model=Traces, responses=_errors(401, 404, 422))
+async def traces(context: Ctx, user: User, session_id: SessionId) -> Response:
+    """The session's prompts, each with one trace across its resumes: runs, model and tool calls, hooks, approvals."""
+    events = await _log(context, session_id, user)
+    return json_response(Traces(session_id=session_id, prompts=prompts_of(events)))
 
 
 @inspect_api.get("/sessions/{session_id}/model-calls/{seq}", response_model=ModelCall,

@@ -17,7 +17,10 @@ from hookline.messages import Message
 from hookline.models import ToolSpec
 from hookline.server.schemas import MAX_SEQ
 
-__all__ = ["ForkBody", "ModelCall", "ModelCallRequest", "RunTimeline", "SessionSummary", "Span", "Timeline"]
+__all__ = [
+    "ForkBody", "ModelCall", "ModelCallRequest", "PromptTrace", "RunTimeline", "SessionState", "SessionSummary", "Span",
+    "Timeline", "TraceSpan", "Traces",
+]
 
 
 class SessionSummary(BaseModel):
@@ -26,11 +29,30 @@ class SessionSummary(BaseModel):
     id: str
     """The session's id."""
     title: str
-    """Its first prompt (its first line, shortened), or "" while it has none."""
+    """Its first prompt (its first line, up to 200 characters), or "" while it has none."""
     created_at: datetime | None = None
     """When it was created (UTC)."""
     updated_at: datetime | None = None
     """When its log or state last changed (UTC)."""
+    running: bool = False
+    """A run holds it now, in this server process or any other sharing the store."""
+    waiting: int = 0
+    """The calls of its last run that wait for a human's approval."""
+    last_run: str | None = None
+    """How its last run ended (completed, interrupted, failed, cancelled, ...); None before any ended."""
+    snippet: str | None = None
+    """With a search (`q`): the words around its first match."""
+    forked_from: str | None = None
+    """The session it was forked from (its log starts with events copied from there), if any."""
+
+
+class SessionState(BaseModel):
+    """A session's `state.data`."""
+
+    session_id: str
+    """The session."""
+    state: dict[str, Any]
+    """Its `state.data` as saved."""
 
 
 class Span(BaseModel):
@@ -52,6 +74,12 @@ class Span(BaseModel):
     """How long it took: a model call as its status line reports it; a tool call until its result was recorded."""
     tokens: int | None = None
     """A model call's tokens (input plus output), as its status line reports them."""
+    input_tokens: int | None = None
+    """A model call's input tokens, where its status line records them as data."""
+    output_tokens: int | None = None
+    """A model call's output tokens, where its status line records them as data."""
+    ttft_ms: float | None = None
+    """A streamed model call's time to its first token, where its status line records it."""
     call_id: str | None = None
     """A tool call's id."""
     is_error: bool = False
@@ -94,6 +122,81 @@ class Timeline(BaseModel):
     """Its runs."""
 
 
+class TraceSpan(BaseModel):
+    """One row of a prompt's trace: a run, a model or tool call in it, a hook's line, or a human's wait."""
+
+    kind: Literal["run", "model", "tool", "hook", "approval"]
+    """What it is: a run (the prompt's or a resume), a call in it, a hook's line, the wait for an approval."""
+    name: str
+    """The run's name ("run", "resume"), the model's or the tool's, the hook's, or the paused tool's."""
+    depth: int
+    """How deep it nests: 0 for runs and approvals, 1 for what happened in a run."""
+    seq: int
+    """Its first event."""
+    end_seq: int | None = None
+    """The event that ended it; None while it goes on (or for a hook's line, an instant)."""
+    started_at: datetime | None = None
+    """When it started."""
+    ended_at: datetime | None = None
+    """When it ended."""
+    duration_ms: float | None = None
+    """How long it took (a model call as its status line reports it)."""
+    tokens: int | None = None
+    """A model call's tokens (input plus output), as its status line reports them."""
+    input_tokens: int | None = None
+    """A model call's input tokens, where its status line records them as data."""
+    output_tokens: int | None = None
+    """A model call's output tokens, where its status line records them as data."""
+    ttft_ms: float | None = None
+    """A streamed model call's time to its first token, where its status line records it."""
+    call_id: str | None = None
+    """A tool call's id (or the paused call's)."""
+    is_error: bool = False
+    """A run that failed, or a tool call that failed or was refused."""
+    ran: bool = True
+    """False for a tool call answered without running (denied, skipped, not run)."""
+    outcome: str | None = None
+    """How a run ended (None while it goes on); an approval's decision and who took it ("alice approved")."""
+
+
+class PromptTrace(BaseModel):
+    """Everything one prompt set off, across the resumes of its approvals: its runs and their calls over time."""
+
+    title: str
+    """The prompt (its first line, shortened), or "resumed" for runs before any prompt of the log."""
+    first_seq: int
+    """Its first event."""
+    last_seq: int
+    """Its last event so far."""
+    started_at: datetime | None = None
+    """When it started."""
+    ended_at: datetime | None = None
+    """When its last run ended; None while one goes on."""
+    outcome: str | None = None
+    """How its last run ended; None while it goes on."""
+    error: str | None = None
+    """Why its last run failed, where the server recorded the reason."""
+    tokens: int = 0
+    """The tokens of its model calls."""
+    input_tokens: int = 0
+    """The input tokens of its model calls (where their status lines record them as data)."""
+    output_tokens: int = 0
+    """The output tokens of its model calls (where their status lines record them as data)."""
+    waited_ms: float = 0
+    """How long it waited for humans (its approvals)."""
+    spans: list[TraceSpan] = Field(default_factory=list)
+    """Each run, then what ran in it (in the order it started), then the approvals it waited for."""
+
+
+class Traces(BaseModel):
+    """A session's prompts, oldest first, each with its trace."""
+
+    session_id: str
+    """The session."""
+    prompts: list[PromptTrace]
+    """Its prompts."""
+
+
 class ModelCallRequest(BaseModel):
     """What a model call was sent, as rebuilt from the log and the agent (see `ModelCall.notes`)."""
 
@@ -126,6 +229,15 @@ class ModelCall(BaseModel):
     """How long the provider took, as the model's status line reports it."""
     tokens: int | None = None
     """Input plus output tokens, as the model's status line reports them."""
+    input_tokens: int | None = None
+    """Input tokens, where the model's status line records them as data."""
+    output_tokens: int | None = None
+    """Output tokens, where the model's status line records them as data."""
+    ttft_ms: float | None = None
+    """Time to the first token of a streamed call, where the model's status line records it."""
+    exact: bool = False
+    """The request is the one the provider got, as the run recorded it (`StatusOptions(requests=True)`);
+    False: rebuilt from the log and the agent (see `notes`)."""
     request: ModelCallRequest
     """What the model was sent."""
     response: Message | None = None
@@ -137,15 +249,17 @@ class ModelCall(BaseModel):
 
 
 class ForkBody(BaseModel):
-    """The body of `POST /v1/sessions/{id}/fork`: an earlier message to edit, and its new content.
+    """The body of `POST /v1/sessions/{id}/fork`: the event to fork at, and what to change.
 
     `text` edits a user message (its text parts become this text; its other parts stay);
-    `content` edits a tool result. Exactly one of the two.
+    `content` edits a tool result; with neither, the fork holds the log before event
+    `at_seq`, whatever event it is (an answer: regenerate it). `state` replaces the fork's
+    `state.data` (by default a copy of the source session's as it is now).
     """
 
     model_config = ConfigDict(extra="forbid")
     at_seq: int = Field(ge=1, le=MAX_SEQ)
-    """The `seq` of the user message or tool result to edit; the fork copies the log before it."""
+    """The `seq` of the event to fork at; the fork copies the log before it."""
     text: str | None = None
     """The new text of a user message."""
     content: str | None = None
@@ -154,6 +268,8 @@ class ForkBody(BaseModel):
     """Which result to edit, when the tool message at `at_seq` holds several."""
     is_error: StrictBool = False
     """Whether the edited tool result is an error."""
+    state: dict[str, Any] | None = None
+    """The fork's `state.data`; None: a copy of the source session's as it is now."""
     id: Annotated[str, Field(json_schema_extra={"pattern": SESSION_ID_PATTERN})] | None = None
     """The new session's id; a random one when absent. Taken ids answer 409."""
 
@@ -167,8 +283,8 @@ class ForkBody(BaseModel):
 
     @model_validator(mode="after")
     def _one_edit(self) -> ForkBody:
-        if (self.text is None) == (self.content is None):
-            raise ValueError("send exactly one of `text` (a user message's new text) or `content` (a tool result's)")
+        if self.text is not None and self.content is not None:
+            raise ValueError("send at most one of `text` (a user message's new text) or `content` (a tool result's)")
         if self.text is not None and not self.text.strip():
             raise ValueError("the text is blank: send the message the agent should answer")
         return self

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from hookline.agent import Agent
 from hookline.compaction import compacted_log
@@ -25,16 +26,18 @@ from hookline.conversation import user_actions_as_text
 from hookline.events import Event, run_end
 from hookline.messages import Message, ToolResultPart
 from hookline.models import ToolSpec
-from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, RunTimeline, Span
+from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, PromptTrace, RunTimeline, Span, TraceSpan
 
-__all__ = ["CallEvents", "model_calls", "rebuild_call", "runs_of", "title_of", "when"]
+__all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of", "status_of", "title_of", "when"]
 
 _CALLING = re.compile(r"turn (\d+): calling model")
 _ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
-_TITLE_CHARS = 80
+_TITLE_CHARS = 200  # the list clips it; its tooltip shows it whole
 _NOTE_MESSAGES = ("messages: rebuilt from the log (from its compaction in effect then, if any); a hook that "
                   "changed the conversation before this call otherwise (e.g. a sliding window) is not on record")
 _NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"
+_NOTE_RECORDED = ("the request as the provider got it, recorded by the run (StatusOptions(requests=True)); "
+                  "images and files sent as bytes show as a note of their size")
 
 
 def when(event: Event) -> datetime | None:
@@ -81,6 +84,18 @@ class CallEvents:
         """(model name, tokens, milliseconds) from the model's status line."""
         found = _ANSWERED.fullmatch(self.answer.text) if self.answer is not None else None
         return (found.group(1), int(found.group(2)), int(found.group(3))) if found else None
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """What the model's status line records as data (`metadata["model_call"]`): tokens, ttft, duration."""
+        facts = self.answer.metadata.get("model_call") if self.answer is not None else None
+        return facts if isinstance(facts, dict) else {}
+
+    @property
+    def record(self) -> dict[str, Any] | None:
+        """The request as the provider got it, where the run recorded it (`metadata["request"]`)."""
+        record = self.answer.metadata.get("request") if self.answer is not None else None
+        return record if isinstance(record, dict) else None
 
 
 def _is_start(event: Event) -> bool:
@@ -181,9 +196,11 @@ def _model_spans(events: Sequence[Event]) -> list[Span]:
             duration = _ms_between(started, when(end))
         name = reported[0] if reported else (call.message.author if call.message else "model")
         ended = started + timedelta(milliseconds=duration) if started and duration is not None else None
+        facts = call.facts
         spans.append(Span(kind="model", name=name, seq=first.seq or 0, end_seq=end.seq if end else None,
                           started_at=started, ended_at=ended, duration_ms=duration,
-                          tokens=reported[1] if reported else None))
+                          tokens=reported[1] if reported else None, input_tokens=facts.get("input_tokens"),
+                          output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms")))
     return spans
 
 
@@ -219,11 +236,127 @@ def _ms_between(start: datetime | None, end: datetime | None) -> float | None:
     return max(0.0, (end - start).total_seconds() * 1000)
 
 
+# -- traces: one per prompt --------------------------------------------------------------------
+
+
+def prompts_of(events: Sequence[Event]) -> list[PromptTrace]:
+    """The prompts of a session's log (the `all` view), each with its runs (the resumes too) over time."""
+    prompts: list[list[_Run]] = []
+    for run in _split_runs(events):
+        starts = any(e.kind == "message" and e.role == "user" for e in run.events)
+        if starts or not prompts:
+            prompts.append([])
+        prompts[-1].append(run)
+    return [_prompt_trace(runs) for runs in prompts]
+
+
+def _prompt_trace(runs: list[_Run]) -> PromptTrace:
+    spans: list[TraceSpan] = []
+    waits = _approval_waits([e for run in runs for e in run.events])
+    for index, run in enumerate(runs):
+        spans.append(_run_span(run, "run" if index == 0 else "resume"))
+        inner = [TraceSpan(depth=1, **span.model_dump()) for span in _model_spans(run.events) + _tool_spans(run.events)]
+        spans.extend(sorted(inner + _hook_marks(run.events), key=lambda s: s.seq))
+        within = range(run.events[0].seq or 0, (run.events[-1].seq or 0) + 1)
+        spans.extend(w for w in waits if w.seq in within)
+    first, last = runs[0], runs[-1]
+    prompt = next((e for e in first.events if e.kind == "message" and e.role == "user"), None)
+    return PromptTrace(
+        title=title_of([prompt]) if prompt is not None else "resumed",
+        first_seq=first.events[0].seq or 0, last_seq=last.events[-1].seq or 0, started_at=when(first.events[0]),
+        ended_at=when(last.end) if last.end else None, outcome=run_end(last.end) if last.end else None,
+        error=last.error, tokens=sum(s.tokens or 0 for s in spans if s.kind == "model"),
+        input_tokens=sum(s.input_tokens or 0 for s in spans if s.kind == "model"),
+        output_tokens=sum(s.output_tokens or 0 for s in spans if s.kind == "model"),
+        waited_ms=sum(s.duration_ms or 0 for s in spans if s.kind == "approval"), spans=spans,
+    )
+
+
+def _run_span(run: _Run, name: str) -> TraceSpan:
+    first = run.events[0]
+    started, ended = when(first), when(run.end) if run.end else None
+    outcome = run_end(run.end) if run.end else None
+    return TraceSpan(kind="run", name=name, depth=0, seq=first.seq or 0, end_seq=run.end.seq if run.end else None,
+                     started_at=started, ended_at=ended, duration_ms=_ms_between(started, ended), outcome=outcome,
+                     is_error=outcome == "failed")
+
+
+def _hook_marks(events: Sequence[Event]) -> list[TraceSpan]:
+    return [TraceSpan(kind="hook", name=str(e.metadata["hook"]), depth=1, seq=e.seq or 0, started_at=when(e),
+                      outcome=e.text)
+            for e in events if e.kind == "status" and isinstance(e.metadata.get("hook"), str)]
+
+
+def _approval_waits(events: Sequence[Event]) -> list[TraceSpan]:
+    """The human waits: from a call's pause to the line that recorded its decision (open while none did)."""
+    waits: dict[str, TraceSpan] = {}
+    for event in events:
+        paused, decided = event.metadata.get("interrupted"), event.metadata.get("approval")
+        if isinstance(paused, dict) and isinstance(paused.get("call_id"), str):
+            waits[paused["call_id"]] = TraceSpan(kind="approval", name=str(paused.get("name", "")), depth=0,
+                                                 seq=event.seq or 0, started_at=when(event), call_id=paused["call_id"])
+        elif isinstance(decided, dict) and (wait := waits.get(str(decided.get("call_id")))) is not None:
+            wait.end_seq, wait.ended_at = event.seq, when(event)
+            wait.duration_ms = _ms_between(wait.started_at, wait.ended_at)
+            wait.outcome = f"{decided.get('user', 'someone')} {decided.get('decision', 'decided')}"
+            wait.is_error = decided.get("decision") != "approved"
+    return list(waits.values())
+
+
+# -- the list's facts -----------------------------------------------------------------------------
+
+
+def status_of(tail: Sequence[Event]) -> tuple[int, str | None]:
+    """(calls waiting for approval, how the last run ended) from the last events of a log (the `all` view)."""
+    last_run: str | None = None
+    paused: set[str] = set()
+    for event in tail:
+        if event.partial:
+            continue
+        ended = run_end(event)
+        if ended is not None:
+            last_run = ended
+            continue
+        item, decided = event.metadata.get("interrupted"), event.metadata.get("approval")
+        if isinstance(item, dict) and isinstance(item.get("call_id"), str):
+            paused.add(item["call_id"])
+        if isinstance(decided, dict):
+            paused.discard(str(decided.get("call_id")))
+        if event.kind == "message" and event.role == "user":
+            paused.clear()
+        paused -= {p.call_id for p in event.parts if isinstance(p, ToolResultPart)}
+    return (len(paused) if last_run == "interrupted" else 0), last_run
+
+
 # -- one model call ----------------------------------------------------------------------------
 
 
 def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: CallEvents) -> ModelCall:
-    """Rebuild model call `call` of a session's log (the `all` view): what it was sent and answered."""
+    """Model call `call` of a session's log (the `all` view): what it was sent (recorded, else rebuilt), answered."""
+    model = agent.model
+    record = call.record
+    if record is not None:
+        request, notes = _recorded(model.name, model.provider, record), [_NOTE_RECORDED]
+    else:
+        request, notes = _rebuilt(agent, events, call)
+    reported, facts = call.reported, call.facts
+    start = call.start or call.answer or call.message
+    return ModelCall(
+        session_id=session_id, turn=call.turn, seqs=call.seqs, started_at=when(start) if start else None,
+        duration_ms=float(reported[2]) if reported else None, tokens=reported[1] if reported else None,
+        input_tokens=facts.get("input_tokens"), output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms"),
+        exact=record is not None, request=request, response=call.message.to_message() if call.message else None,
+        error=_failure_after(events, call) if call.message is None else None, notes=notes,
+    )
+
+
+def _recorded(model: str, provider: str, record: dict[str, Any]) -> ModelCallRequest:
+    settings = {**record.get("settings", {}), **record.get("model_settings", {})}
+    return ModelCallRequest(model=model, provider=provider, messages=record.get("messages", []),
+                            tools=record.get("tools", []), settings=settings, output_schema=record.get("output_schema"))
+
+
+def _rebuilt(agent: Agent, events: Sequence[Event], call: CallEvents) -> tuple[ModelCallRequest, list[str]]:
     first = min(call.seqs)
     before = [e for e in events if e.seq is not None and e.seq < first]
     messages = [user_actions_as_text(e.to_message()) for e in compacted_log(before)]
@@ -238,14 +371,7 @@ def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: C
         settings=dict(settings) if isinstance(settings, dict) else {},
         output_schema=agent.output_adapter.json_schema() if agent.output_adapter is not None else None,
     )
-    reported = call.reported
-    start = call.start or call.answer or call.message
-    return ModelCall(
-        session_id=session_id, turn=call.turn, seqs=call.seqs, started_at=when(start) if start else None,
-        duration_ms=float(reported[2]) if reported else None, tokens=reported[1] if reported else None,
-        request=request, response=call.message.to_message() if call.message else None,
-        error=_failure_after(events, call) if call.message is None else None, notes=notes,
-    )
+    return request, notes
 
 
 def _instructions(agent: Agent, notes: list[str]) -> list[Message]:

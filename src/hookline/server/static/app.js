@@ -1,146 +1,139 @@
-// hookline web page: chat, inspector, timeline, stop and fork. Plain ES modules, no build step.
+// hookline web page: chat, approvals, inspector, trace, stop and fork. Plain ES modules, no build step.
 //
-// One session is shown at a time. Every stream the page reads (a run it started, or the
-// session's live events after a reload or a switch) belongs to one "operation"; choosing
-// another session aborts it (the run goes on in the server) and bumps `page.gen`, so no
-// late event of the old session can land in the new one's view.
+// One session is shown at a time, and the page reads one stream: that session's events,
+// followed across runs (js/follow.js). Sending a message, deciding an approval and Stop are
+// plain POSTs; what they do comes back on that stream, as do the runs someone else starts.
+// Choosing another session bumps `page.gen`, so that no late answer of the old one lands in
+// the new one's view.
 //
 // Creating or choosing a session is the page's "opening". A message sent meanwhile waits for
-// it, then goes to the session it opened: sent sooner, its run would be aborted by the
-// opening's own follow of the session, or go to the session shown before.
+// it, then goes to the session it opened.
 
 import { $, el } from "./js/dom.js";
-import { ApiError, NetworkError, api, apiJSON, auth, postJSON, readEvents, session } from "./js/api.js";
+import { ApiError, NetworkError, api, apiJSON, auth, postJSON, session, startRun } from "./js/api.js";
+import { Activity, failureNote } from "./js/activity.js";
+import { Approvals } from "./js/approvals.js";
 import { Attachments } from "./js/attachments.js";
 import { Chat } from "./js/chat.js";
+import { Follower } from "./js/follow.js";
 import { Inspector } from "./js/inspector.js";
+import { setupPanes } from "./js/panes.js";
 import { SessionList } from "./js/sessions.js";
-import { Timeline, loadState } from "./js/timeline.js";
+import { StateView } from "./js/state.js";
+import { Trace } from "./js/trace.js";
 
-const SSE = "text/event-stream";
-const RUN_ENDS = /^run (completed|hook_exit|interrupted|max_turns|cancelled|failed)$/;
 const PANEL_KEY = "hookline.inspector";
+const PAGE = 1000; // the events a view loads at a time
 const BUSY = "A run is going on in this session; your message is kept. Send it once the run ends, or Stop the run.";
 
 const page = {
-  sessionId: null, gen: 0, op: null, busy: false, lastSeq: 0, live: new Map(), tab: "events",
-  opening: null, creating: null, sending: null,
+  sessionId: null, gen: 0, lastSeq: 0, seen: 0, firstSeq: null, older: false, events: [], live: new Map(), tab: "events",
+  stream: "idle", opening: null, creating: null, sending: null, requests: new AbortController(), tools: null,
 };
 
-const chat = new Chat({ decide, fork, openSession: (id) => select(id), sessionId: () => page.sessionId });
+const activity = new Activity();
+const chat = new Chat({
+  fork, regenerate, openSession: (id) => select(id), sessionId: () => page.sessionId,
+  trace: (callId) => { trace.want(callId); toggleInspector(true, false); showTab("timeline"); },
+});
+const approvals = new Approvals({
+  decide, schemaOf, changed: () => showState(),
+  typing: () => Boolean($("prompt").value.trim()) && $("prompt").value !== page.sending,
+});
 const attachments = new Attachments({ problem: (message) => problem(message) });
-const inspector = new Inspector();
-const timeline = new Timeline({ pick: (seq) => { showTab("events"); inspector.select(seq); } });
+const inspector = new Inspector({ fork });
+const trace = new Trace({
+  pick: (seq) => { showTab("events"); inspector.select(seq); },
+  card: (callId) => chat.reveal(callId),
+});
+const stateView = new StateView({
+  open: (id) => select(id),
+  lineage: (id) => ({
+    parent: sessions.items.find((s) => s.id === sessions.items.find((i) => i.id === id)?.forked_from) || null,
+    children: sessions.items.filter((s) => s.forked_from === id),
+  }),
+});
 const sessions = new SessionList({ select: (id) => select(id), deleted, problem: (m) => problem(m) });
+const follower = new Follower({
+  lastSeq: () => page.lastSeq,
+  onOpen: startedOver,
+  onEvent: (event, type) => apply(event, type, true),
+  onState: (state) => { page.stream = state; showState(); },
+  onGone: () => gone(),
+});
 
-// ---- operations: the one stream the page reads at a time ----------------------------------------
+// ---- the events of the session shown ----------------------------------------------------------
 
-function begin() {
-  if (page.op) page.op.controller.abort();
-  page.op = { controller: new AbortController(), gen: page.gen };
-  return page.op;
-}
-
-const live = (op) => page.op === op && op.gen === page.gen;
-
-function finish(op) {
-  if (page.op !== op) return;
-  page.op = null;
-  setBusy(false);
-  afterRun(op.gen);
-}
-
-// One frame of a stream. A live event (no seq yet) is held until its "stored" frame gives its seq.
-function apply(event, gen, type) {
-  if (gen !== page.gen) return;
+// One event (or frame) of the session: from its log when it opens, or from the stream (`live`).
+// A live event (no seq yet) is held until its "stored" frame gives its seq.
+function apply(event, type, live = false) {
+  page.seen += 1;
   if (type === "stored") return settle(event);
-  if (event.seq && !event.partial) page.lastSeq = Math.max(page.lastSeq, event.seq);
-  else if (event.id && event.kind !== "delta" && !event.partial) page.live.set(event.id, event);
+  if (failureNote(event)) return runFailed();
+  if (event.seq && !event.partial) {
+    if (event.seq <= page.lastSeq) return; // already shown
+    page.lastSeq = event.seq;
+    page.events.push(event);
+  } else if (event.id && event.kind !== "delta" && !event.partial) {
+    page.live.set(event.id, event);
+  }
   chat.apply(event);
   inspector.add(event);
+  const wasRunning = activity.running;
+  activity.apply(event);
+  const meta = event.metadata || {};
+  if (meta.interrupted && activity.waiting.has(meta.interrupted.call_id)) approvals.add(meta.interrupted, { live });
+  if (meta.approval) approvals.remove(meta.approval.call_id);
+  for (const part of event.parts || []) if (part.type === "tool_result") approvals.remove(part.call_id);
+  if (live) {
+    showState();
+    if (wasRunning && !activity.running) runEnded();
+  }
 }
 
 function settle({ id, seq }) {
-  page.lastSeq = Math.max(page.lastSeq, seq);
   const event = page.live.get(id);
+  if (seq > page.lastSeq) page.lastSeq = seq;
   if (!event) return;
   page.live.delete(id);
+  const stored = { ...event, seq };
+  page.events.push(stored);
   chat.settle(id);
-  inspector.add({ ...event, seq });
+  inspector.add(stored);
 }
 
-// POST a run or a resume and read its events. Answers once the server accepted it (or not):
-// {error} when it did not, so the caller can keep the draft and say why; {cancelled} when the
-// page left the session before the server answered (the run may or may not have started).
-async function runStream(path, body) {
-  const op = begin();
-  const gen = op.gen;
-  setBusy(true);
-  let response;
+// A run failed: the stream may bring its note before (or instead of) the log's line with the
+// reason, so the page reads the log's end.
+async function runFailed() {
+  activity.over();
+  showState();
+  runEnded();
+  const gen = page.gen;
   try {
-    response = await postJSON(path, body, { headers: { Accept: SSE }, signal: op.controller.signal });
-  } catch (error) {
-    if (page.op === op) { page.op = null; setBusy(false); }
-    const cancelled = error.name === "AbortError"; // another session was opened meanwhile
-    return { error: cancelled ? null : error, cancelled };
-  }
-  readRun(op, gen, response);
-  return { error: null };
+    const events = await apiJSON(`${session(page.sessionId)}/events?view=ui&after_seq=${page.lastSeq}`);
+    if (gen === page.gen) events.filter((e) => !e.partial).forEach((event) => apply(event, "message", true));
+  } catch { /* the stream brings it when it can */ }
 }
 
-async function readRun(op, gen, response) {
-  try {
-    await readEvents(response, (event, type) => { if (live(op)) apply(event, gen, type); });
-  } catch (error) {
-    if (error.name === "AbortError" || !live(op)) return;
-    page.op = null;
-    follow(gen, true); // the line dropped mid-run: pick the run up again where it was
-    return;
-  }
-  finish(op);
+// The stream (re)started after the last stored event: what it held without a seq comes again.
+function startedOver() {
+  page.live.clear();
+  chat.dropLive();
 }
 
-// Read the session's live events after the last one seen (`Last-Event-ID`), until its run
-// ends; with no run going on, the stream ends at once.
-async function follow(gen, running, attempt = 1) {
-  if (gen !== page.gen) return;
-  const op = begin();
-  if (running) setBusy(true);
-  try {
-    const response = await api(`${session(page.sessionId)}/events/stream`, {
-      headers: { Accept: SSE, "Last-Event-ID": String(page.lastSeq) }, signal: op.controller.signal,
-    });
-    // The server sends again what was not stored yet (the answer's deltas from its first word).
-    page.live.clear();
-    chat.dropLive();
-    await readEvents(response, (event, type) => {
-      if (!live(op)) return;
-      if (!page.busy) setBusy(true);
-      apply(event, gen, type);
-    });
-  } catch (error) {
-    if (error.name === "AbortError" || !live(op)) return;
-    if (error instanceof NetworkError && attempt < 3) {
-      await new Promise((resolve) => { setTimeout(resolve, 400 * attempt); });
-      if (live(op)) { page.op = null; follow(gen, true, attempt + 1); }
-      return;
-    }
-    chat.showError(`lost the connection to the server: ${error.message}`);
-  }
-  finish(op);
-}
-
-// After a run: fetch what the stream did not carry (another tab's run, the server's notes).
-async function afterRun(gen) {
-  try {
-    const fresh = await apiJSON(`${session(page.sessionId)}/events?view=all&after_seq=${page.lastSeq}`);
-    fresh.forEach((event) => apply(event, gen));
-  } catch { /* the next action says what is wrong */ }
-  if (gen !== page.gen) return;
-  for (const card of document.querySelectorAll(".approval:not(.stale)")) {
-    card.querySelectorAll("button, input").forEach((b) => { b.disabled = false; });
-  }
+// A run ended (here or anywhere): the panels and the session list catch up.
+function runEnded() {
+  if ($("stop") === document.activeElement) $("prompt").focus();
+  clearProblem(BUSY);
   refreshPanels();
+  sessions.load().catch(() => {});
+}
+
+function gone() {
+  chat.showError("This session was deleted.");
+  activity.reset();
+  approvals.reset();
+  showState();
   sessions.load().catch(() => {});
 }
 
@@ -156,44 +149,95 @@ function opening(work) {
   return current.done;
 }
 
-function select(id, options) {
-  return opening(() => open(id, options));
+function select(id) {
+  return opening(() => open(id));
 }
 
-async function open(id, { attach = true } = {}) {
-  if (page.op) page.op.controller.abort();
-  page.op = null;
-  const gen = ++page.gen;
-  Object.assign(page, { sessionId: id, lastSeq: 0 });
+function leave() {
+  follower.stop();
+  page.requests.abort();
+  page.requests = new AbortController();
+  page.gen += 1;
+  Object.assign(page, { lastSeq: 0, firstSeq: null, older: false, events: [], stream: "idle" });
   page.live.clear();
+  activity.reset();
+  approvals.reset();
+  chat.reset();
+}
+
+async function open(id) {
+  leave();
+  const gen = page.gen;
+  page.sessionId = id;
   history.replaceState(null, "", `#${encodeURIComponent(id)}`);
   document.body.dataset.session = id;
   sessions.mark(id);
   openDrawer(null);
-  chat.reset();
   inspector.reset(id);
-  setBusy(false);
   clearProblem();
-  let events;
+  showState();
+  let loaded;
   try {
-    events = await apiJSON(`${session(id)}/events?view=all`);
+    // The session with its latest page of events (and the pending ones), and whether a run holds it.
+    loaded = await Promise.all([api(session(id)), apiJSON(`/v1/inspect/sessions/${encodeURIComponent(id)}`)]);
   } catch (error) {
     if (gen !== page.gen) return gen;
     chat.showError(error.message);
     return null;
   }
   if (gen !== page.gen) return gen;
-  events.forEach((event) => apply(event, gen));
-  if (!events.some((e) => e.kind === "message")) chat.showEmpty("No messages yet: say something.");
-  refreshPanels();
-  if (attach) follow(gen, looksRunning(events));
+  const [response, summary] = loaded;
+  const { events } = await response.json();
+  if (gen !== page.gen) return gen;
+  page.older = response.headers.has("Link");
+  show(events);
+  activity.running = summary.running;
+  showState();
+  follower.start(id);
   return gen;
 }
 
-function looksRunning(events) {
-  const last = [...events].reverse().find((e) => !e.partial && e.kind !== "marker");
-  if (!last || (last.metadata && last.metadata.error)) return false;
-  return !(last.kind === "status" && RUN_ENDS.test(last.parts.map((p) => p.text || "").join("")));
+// Show the stored events of the session (in log order), from scratch.
+function show(events) {
+  const stored = events.filter((e) => e.seq && !e.partial);
+  page.firstSeq = stored.length ? stored[0].seq : null;
+  if (page.older) showEarlierButton();
+  events.forEach((event) => apply(event, "message"));
+  if (!events.some((e) => e.kind === "message")) chat.showEmpty("No messages yet: say something.");
+  refreshPanels();
+}
+
+function showEarlierButton() {
+  const more = el("button", { type: "button", class: "link earlier" }, "Show earlier messages");
+  more.addEventListener("click", showEarlier);
+  $("turns").prepend(el("p", { class: "earlier-row" }, more));
+}
+
+// Load the page of events before the first one shown, and show the conversation again from there.
+async function showEarlier() {
+  const gen = page.gen;
+  let response;
+  try {
+    response = await api(`${session(page.sessionId)}/events?view=ui&limit=${PAGE}&before_seq=${page.firstSeq}`);
+  } catch (error) {
+    problem(`Could not load the earlier messages: ${error.message}`);
+    return;
+  }
+  const earlier = await response.json();
+  if (gen !== page.gen) return;
+  const held = [...earlier, ...page.events];
+  const { lastSeq } = page;
+  const waiting = [...activity.waiting.values()];
+  const running = activity.running;
+  chat.reset();
+  approvals.reset();
+  Object.assign(page, { lastSeq: 0, events: [], older: response.headers.has("Link") });
+  show(held);
+  Object.assign(page, { lastSeq: Math.max(page.lastSeq, lastSeq) });
+  activity.running = running;
+  for (const item of waiting) approvals.add(item);
+  showState();
+  $("turns").querySelector(".turn")?.scrollIntoView();
 }
 
 // Create a session and open it: one at a time, however often it is asked for.
@@ -224,12 +268,11 @@ async function deleted(id) {
   if (id !== page.sessionId) return;
   const next = sessions.items[0];
   if (next) { await select(next.id); return; }
-  page.gen += 1;
-  Object.assign(page, { sessionId: null, lastSeq: 0 });
-  page.live.clear();
+  leave();
+  page.sessionId = null;
   history.replaceState(null, "", location.pathname);
-  chat.reset();
   inspector.reset(null);
+  showState();
   chat.showEmpty("Pick or create a session, then send a message.");
 }
 
@@ -264,8 +307,8 @@ async function send() {
   const text = box.value;
   if (!text.trim() && !attachments.count) return;
   if (text === page.sending) return; // Enter again while it waits for its session or the server: sent once
-  if (page.busy) {
-    problem(BUSY);
+  if (activity.running) {
+    problem(BUSY, send);
     return;
   }
   if (page.sending !== null) {
@@ -282,26 +325,29 @@ async function send() {
 
 async function deliver(box, text) {
   if (!(await sessionForMessage())) return;
-  if (page.busy) {
-    problem(BUSY);
+  if (activity.running) {
+    problem(BUSY, send);
     return;
   }
   clearProblem();
   const sent = [...attachments.items];
   const body = sent.length ? { prompt: text, attachments: attachments.payload() } : { prompt: text };
-  const { error, cancelled } = await runStream(`${session(page.sessionId)}/runs`, body);
-  if (cancelled) {
-    problem("Maybe not sent: another session was opened before the server answered. Your message is kept: "
-      + "look in the session you sent it to before you send it again.");
-    return;
-  }
-  if (error) {
+  const gen = page.gen;
+  const seen = expectRun();
+  try {
+    if (!(await startRun(`${session(page.sessionId)}/runs`, body, page.requests.signal))) noRun(seen);
+  } catch (error) {
+    if (gen === page.gen) noRun(seen);
+    if (error.name === "AbortError" || gen !== page.gen) {
+      problem("Maybe not sent: another session was opened before the server answered. Your message is kept: "
+        + "look in the session you sent it to before you send it again.");
+      return;
+    }
     problem(`Not sent: ${reasonOf(error)} Your message is kept.`, send);
     return;
   }
   if (box.value === text) box.value = "";
   attachments.drop(sent);
-  if (!document.querySelector(".approval")) box.focus();
 }
 
 // The session a message goes to, once it is open: the one being created or opened when the
@@ -326,38 +372,63 @@ function reasonOf(error) {
   return error instanceof ApiError && error.code === "busy" ? `this session is busy: ${text}` : text;
 }
 
-async function decide(callId, answer, card) {
-  card.querySelectorAll("button, input").forEach((b) => { b.disabled = true; });
-  card.problem.hidden = true;
-  const { error } = await runStream(`${session(page.sessionId)}/resume`, { approvals: { [callId]: answer } });
-  if (!error) return;
-  card.problem.hidden = false;
-  if (error instanceof ApiError && error.status === 422) {
-    card.classList.add("stale");
-    card.problem.textContent = `The server refused: ${error.message}`;
-    return;
+// Send the approvals panel's decisions (`{call_id: answer}`); answers the error, or null once taken.
+async function decide(answers) {
+  const seen = expectRun();
+  try {
+    const path = `${session(page.sessionId)}/resume`;
+    if (!(await startRun(path, { approvals: answers }, page.requests.signal))) noRun(seen);
+  } catch (error) {
+    noRun(seen);
+    return error instanceof NetworkError ? new Error("the server could not be reached; try again") : error;
   }
-  card.problem.textContent = `Not sent: ${reasonOf(error)} Try again.`;
-  card.querySelectorAll("button, input").forEach((b) => { b.disabled = false; });
+  return null;
+}
+
+// A run is asked for: the page says so at once, and its events say how it goes. Answers how
+// many events the page had seen, for `noRun`.
+function expectRun() {
+  activity.running = true;
+  showState();
+  return page.seen;
+}
+
+// The server did not take the run: unless the stream brought events meanwhile (a run of
+// someone else's, which made it busy), nothing runs.
+function noRun(seen) {
+  if (page.seen !== seen) return;
+  activity.running = false;
+  showState();
+}
+
+async function schemaOf(name) {
+  try {
+    page.tools ||= apiJSON("/v1/inspect/tools");
+    const tools = await page.tools;
+    return tools.find((t) => t.name === name)?.parameters || null;
+  } catch {
+    page.tools = null;
+    return null;
+  }
 }
 
 async function stop() {
-  if (!page.busy || !page.sessionId) return;
-  $("stop").disabled = true;
-  $("run-state").textContent = "Stopping...";
+  if (!activity.running || !page.sessionId) return;
+  activity.stopping = true;
+  showState();
   try {
     await api(`${session(page.sessionId)}/cancel`, { method: "POST" });
   } catch (error) {
-    // 404: the run had already ended; nothing to say.
-    if (!(error instanceof ApiError && error.status === 404)) {
-      chat.showError(`could not stop the run: ${error.message}`);
-      $("stop").disabled = false;
-    }
+    activity.stopping = false;
+    if (error instanceof ApiError && error.status === 404) activity.running = false; // it had ended already
+    else chat.showError(`could not stop the run: ${error.message}`);
+    showState();
   }
 }
 
+// Fork the session (an edit of an earlier message, or at any event: `{at_seq}`) and run the fork.
 async function fork(edit) {
-  if (page.busy) {
+  if (activity.running) {
     problem("A run is going on in this session: wait for it, or Stop it, before forking.");
     return;
   }
@@ -369,20 +440,37 @@ async function fork(edit) {
     return;
   }
   await sessions.load().catch(() => {});
-  await select(created.id, { attach: false });
-  const { error } = await runStream(`${session(created.id)}/resume`, { approvals: {} });
-  if (error) chat.showError(error.message);
+  const gen = await select(created.id);
+  if (gen !== page.gen) return;
+  const seen = expectRun();
+  try {
+    // A fork whose log ends with an answer has nothing to run: it waits for a prompt.
+    if (!(await startRun(`${session(created.id)}/resume`, { approvals: {} }, page.requests.signal))) noRun(seen);
+  } catch (error) {
+    if (error.name === "AbortError") return;
+    noRun(seen);
+    chat.showError(error.message);
+  }
 }
 
-// ---- the page's frame: busy state, problems, panels, drawers -------------------------------------
+// Regenerate an answer: a fork holding the log before it, run again.
+function regenerate(seq) {
+  return fork({ at_seq: seq });
+}
 
-function setBusy(busy) {
-  page.busy = busy;
-  $("stop").hidden = !busy;
-  $("stop").disabled = false;
+// ---- the page's frame: run state, problems, panels, drawers -------------------------------------
+
+function showState() {
   const label = $("run-state");
-  label.textContent = busy ? "Running..." : "Ready";
-  label.classList.toggle("busy", busy);
+  const running = activity.running && page.sessionId !== null;
+  label.textContent = page.stream === "reconnecting" ? "Reconnecting..." : activity.label;
+  label.classList.toggle("busy", running);
+  label.classList.toggle("waiting", !running && approvals.count > 0);
+  if (!running && $("stop") === document.activeElement) $("prompt").focus();
+  $("stop").hidden = !running;
+  $("stop").disabled = activity.stopping;
+  document.title = approvals.count ? `(${approvals.count}) waiting for approval · hookline` : "hookline";
+  if (page.sessionId) sessions.live(page.sessionId, { running, waiting: approvals.count, ended: activity.ended });
 }
 
 function problem(message, retry = null) {
@@ -394,18 +482,24 @@ function problem(message, retry = null) {
     children.push(again);
   }
   box.replaceChildren(...children);
+  box.dataset.message = message;
   box.hidden = false;
 }
 
-function clearProblem() {
-  $("send-problem").hidden = true;
-  $("send-problem").replaceChildren();
+// Hide the problem shown (only `message`, when given).
+function clearProblem(message = null) {
+  const box = $("send-problem");
+  if (message !== null && box.dataset.message !== message) return;
+  if (box.contains(document.activeElement)) $("prompt").focus();
+  box.hidden = true;
+  box.replaceChildren();
+  delete box.dataset.message;
 }
 
 function refreshPanels() {
   if (!page.sessionId || !document.body.classList.contains("inspecting")) return;
   const id = page.sessionId;
-  const loads = { events: () => inspector.reload(), timeline: () => timeline.load(id), state: () => loadState(id) };
+  const loads = { events: () => inspector.reload(), timeline: () => trace.load(id), state: () => stateView.load(id) };
   loads[page.tab]().catch((error) => problem(`The inspector could not load: ${error.message}`));
 }
 
@@ -420,11 +514,11 @@ function showTab(name) {
   refreshPanels();
 }
 
-function toggleInspector(open = !document.body.classList.contains("inspecting")) {
+function toggleInspector(open = !document.body.classList.contains("inspecting"), refresh = true) {
   document.body.classList.toggle("inspecting", open);
   $("toggle-inspector").setAttribute("aria-expanded", String(open));
   localStorage.setItem(PANEL_KEY, open ? "open" : "closed");
-  if (open) refreshPanels();
+  if (open && refresh) refreshPanels();
 }
 
 function openDrawer(id) {
@@ -479,7 +573,7 @@ function wire() {
     if ($("sessions").classList.contains("open")) openDrawer(null);
     else if (document.body.classList.contains("inspecting") && matchMedia("(max-width: 700px)").matches) {
       toggleInspector(false);
-    } else if (page.busy) stop();
+    } else if (activity.running) stop();
   });
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -489,16 +583,19 @@ function wire() {
   });
   $("forget-token").addEventListener("click", () => {
     auth.forget();
-    page.gen += 1;
-    chat.reset();
+    leave();
+    page.sessionId = null;
     inspector.reset(null);
     $("session-list").replaceChildren();
     showTokenPanel();
   });
+  addEventListener("online", () => follower.nudge());
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) follower.nudge(); });
 }
 
 auth.onMissing = showTokenPanel;
 wire();
+setupPanes();
 toggleInspector(localStorage.getItem(PANEL_KEY) ? localStorage.getItem(PANEL_KEY) === "open" : innerWidth >= 1200);
 showTab("events");
 loadSessions();

@@ -52,8 +52,26 @@ export function postJSON(path, body, extra = {}) {
   });
 }
 
+// Start a run or a resume; answer once the server has taken it (or throw why it did not):
+// whether it does anything. Its events come on the session's follow stream, so its own stream is
+// closed after its first bytes (the run goes on in the server whatever its request does); a
+// stream that ends before any is a resume that found nothing to do (it answers false).
+export async function startRun(path, body, signal) {
+  const response = await postJSON(path, body, { headers: { Accept: "text/event-stream" }, signal });
+  const reader = response.body.getReader();
+  try {
+    const first = await reader.read();
+    return !first.done;
+  } catch {
+    return true; // the line broke: the run goes on, and the stream says how
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
 // Read a text/event-stream body frame by frame; call onEvent with each frame's data and its
 // type ("message", "status", "delta", or "stored": {id, seq} of a live event now on record).
+// Comments (": keepalive") carry nothing.
 export async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";

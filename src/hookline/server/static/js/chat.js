@@ -1,37 +1,55 @@
 // The conversation: one <article class="turn"> per prompt, holding the user's message, an
-// activity block of status lines (collapsed), tool calls as cards (with the arguments a user
-// edited before the call ran, the model's folded), the answer (Markdown), approvals, the
-// audit of decisions and errors. Events arrive in log order.
+// activity block of status lines (collapsed), tool calls as cards, the answer (Markdown,
+// rendered as it streams, its reasoning folded above it), the audit of approvals and the
+// errors. Events arrive in log order: the stored ones, then the live ones (no seq yet: an
+// answer's deltas, a tool's progress), which `dropLive` forgets when the stream starts over.
 
-import { $, clock, describeCall, el, prettyContent, pretty, textOf } from "./dom.js";
-import { renderMarkdown } from "./markdown.js";
+import { $, clock, describeCall, el, textOf } from "./dom.js";
+import { MarkdownStream, renderMarkdown } from "./markdown.js";
 import { forgetMedia, mediaOf } from "./media.js";
+import { ToolCard } from "./toolcard.js";
+
+const NEAR_END = 48; // px: a reader this close to the end is following it
 
 export class Chat {
-  // handlers: {decide(callId, answer, card), fork({at_seq, text|content, call_id}), openSession(id),
-  //            sessionId() (the session shown: its images come from its blob route)}
+  // handlers: {fork({at_seq, text|content, call_id}), regenerate(seq), openSession(id),
+  //            trace(callId) (show a call in the timeline), sessionId()}
   constructor(handlers) {
     this.handlers = handlers;
+    this.pinned = true;
+    this.frame = 0;
+    const box = $("conversation");
+    box.addEventListener("scroll", () => {
+      this.pinned = box.scrollHeight - box.scrollTop - box.clientHeight < NEAR_END;
+      if (this.pinned) $("jump").hidden = true;
+    });
+    $("jump").addEventListener("click", () => {
+      this.pinned = true;
+      this.scroll();
+      $("conversation").focus({ preventScroll: true });
+    });
     this.reset();
   }
 
   reset() {
-    $("conversation").replaceChildren();
+    $("turns").replaceChildren();
     $("pending").replaceChildren();
+    $("jump").hidden = true;
     forgetMedia();
+    this.pinned = true;
     this.turn = null;
-    this.approvals = new Map(); // call_id -> approval card
-    this.tools = new Map();     // call_id -> tool card
+    this.tools = new Map();  // call_id -> ToolCard
+    this.drafts = new Map(); // answer id -> {bubble, text, reasoning, markdown}
   }
 
   showEmpty(text) {
-    $("conversation").append(el("p", { class: "empty" }, text));
+    $("turns").replaceChildren(el("p", { class: "empty" }, text));
   }
 
   apply(event) {
     if (event.partial) return this.showPending(event);
-    if (event.kind === "delta") return event.metadata?.reasoning ? undefined : this.appendDelta(textOf(event));
-    if (event.kind === "status") return this.addStatus(event);
+    if (event.kind === "delta") return this.appendDelta(event);
+    if (event.kind === "status" || event.kind === "marker") return this.addStatus(event);
     if (event.kind === "message") return this.addMessage(event);
   }
 
@@ -58,26 +76,50 @@ export class Chat {
     const row = el("div", { class: "user-row" }, el("div", { class: "msg user", "data-seq": event.seq ?? "" }, body));
     if (event.seq && textOf(event).trim()) row.append(this.editButton(row, event));
     turn.root.insertBefore(row, turn.activity);
+    this.changed();
   }
 
   addAnswer(event) {
-    const bubble = this.takeDraft();
+    const draft = this.drafts.get(event.id);
+    this.drafts.delete(event.id);
     const text = textOf(event);
+    const reasoning = event.parts.filter((p) => p.type === "reasoning" && p.text).map((p) => p.text).join("\n\n");
     const images = event.parts.map((part) => this.mediaNode(part)).filter(Boolean);
-    if (text || images.length) {
-      bubble.replaceChildren(renderMarkdown(text), ...images);
+    const bubble = draft ? draft.bubble : el("div", { class: "msg assistant" }, el("div", { class: "answer" }));
+    this.finishDraft(bubble);
+    if (text || images.length || reasoning) {
+      const answer = bubble.querySelector(".answer");
+      if (draft && draft.text === text) draft.markdown.finish(text); // as streamed: nothing moves
+      else answer.replaceChildren(renderMarkdown(text));
+      answer.append(...images);
+      this.showReasoning(bubble, reasoning || draft?.reasoning || "", false);
       bubble.dataset.seq = event.seq ?? "";
-      this.place(bubble);
+      if (event.metadata?.cut_off) bubble.append(el("p", { class: "cut-off" }, "Stopped here: the run was cancelled."));
+      if (!bubble.isConnected) this.place(bubble);
+      if (event.seq) bubble.after(el("div", { class: "answer-tools" }, this.regenerateButton(event)));
     } else {
       bubble.remove();
     }
     for (const call of event.parts.filter((p) => p.type === "tool_call")) this.addToolCard(call);
+    this.changed();
+  }
+
+  showReasoning(bubble, text, open) {
+    let box = bubble.querySelector(".reasoning");
+    if (!text) { box?.remove(); return; }
+    if (!box) {
+      box = el("details", { class: "reasoning" }, el("summary", {}, "Reasoning"), el("div", { class: "reasoning-text" }));
+      bubble.prepend(box);
+    }
+    box.open = open;
+    box.querySelector("summary").textContent = open ? "Thinking…" : "Reasoning";
+    box.querySelector(".reasoning-text").textContent = text;
   }
 
   // -- images and files -----------------------------------------------------------------------
 
   mediaNode(part) {
-    return mediaOf(part, this.handlers.sessionId(), keepAtEnd);
+    return mediaOf(part, this.handlers.sessionId(), () => this.changed());
   }
 
   appendMedia(node, part) {
@@ -91,109 +133,77 @@ export class Chat {
     if (!nodes.length) return;
     const box = el("div", { class: "tool-media", "data-call": part.call_id, role: "group",
       "aria-label": `What ${part.name || "the tool"} returned` }, ...nodes);
-    if (tool) tool.card.after(box);
+    if (tool) tool.root.after(box);
     else this.place(box);
   }
 
   // -- tool calls -----------------------------------------------------------------------------
 
   addToolCard(call) {
-    const name = el("span", { class: "tool-name" }, describeCall(call));
-    const state = el("span", { class: "tool-state" }, "called");
-    const heading = el("h4", {}, "Arguments");
-    const args = el("pre", { class: "json" }, argumentsText(call.arguments));
-    const result = el("pre", { class: "json" }, "no result yet");
-    const card = el("details", { class: "tool-card", "data-call": call.id },
-      el("summary", {}, name, " ", state),
-      el("div", { class: "tool-body" }, heading, args, el("h4", {}, "Result"), result));
-    this.tools.set(call.id, { card, state, result, name, heading, args, call, edit: [] });
-    this.place(card);
+    const card = new ToolCard(call);
+    const trace = el("button", { type: "button", class: "link" }, "Show in the timeline");
+    trace.addEventListener("click", () => this.handlers.trace(call.id));
+    card.body.append(el("p", { class: "row" }, trace));
+    this.tools.set(call.id, card);
+    this.place(card.root);
   }
 
-  // A user approved a paused call with other arguments (the log's `edited_call` line, written
-  // before it ran): the card shows those as what ran, and keeps the model's folded below.
-  showEdit(meta) {
-    const tool = this.tools.get(meta.edited_call);
-    if (!tool) return;
-    const who = `edited by ${meta.user || "the user"}`;
-    tool.edit.forEach((node) => node.remove());
-    const badge = el("span", { class: "edited-badge" }, who);
-    const original = el("details", { class: "original-args" },
-      el("summary", {}, "The model's arguments"),
-      el("pre", { class: "json" }, argumentsText(meta.original_arguments ?? tool.call.arguments)));
-    tool.edit = [badge, original];
-    tool.card.classList.add("edited");
-    tool.name.textContent = describeCall({ name: tool.call.name, arguments: meta.arguments });
-    tool.name.after(badge);
-    tool.heading.textContent = `Arguments (${who})`;
-    tool.args.textContent = argumentsText(meta.arguments);
-    tool.args.after(original);
+  // Open a tool call's card, bring it into view and put the focus on it.
+  reveal(callId) {
+    const card = this.tools.get(callId);
+    if (!card) return;
+    if (matchMedia("(max-width: 700px)").matches) document.body.classList.remove("inspecting");
+    card.root.open = true;
+    card.root.scrollIntoView({ block: "center" });
+    card.root.querySelector("summary").focus();
   }
 
   settleCall(part, event) {
     const tool = this.tools.get(part.call_id);
     this.showAttachments(part, tool);
-    if (tool) {
-      tool.state.textContent = part.is_error ? "failed" : "returned";
-      tool.card.classList.toggle("failed", part.is_error);
-      tool.result.textContent = prettyContent(part.content);
-      if (event.seq) {
-        tool.card.querySelector(".tool-body").append(this.editResultButton(tool, part, event));
-      }
-    }
-    const card = this.approvals.get(part.call_id);
-    if (card) {
-      card.remove();
-      this.approvals.delete(part.call_id);
-    }
+    if (!tool) return;
+    tool.settle(part, event);
+    if (event.seq) tool.body.append(this.editResultButton(tool, part, event));
+    this.changed();
   }
 
   // -- status lines, approvals, errors ----------------------------------------------------------
 
   addStatus(event) {
+    const meta = event.metadata || {};
+    const tool = meta.call_id ? this.tools.get(meta.call_id) : null;
+    if (tool && meta.started) tool.start(event);
+    else if (tool && event.kind === "status" && event.source === "tool" && !tool.root.dataset.state?.match(/returned|failed|denied|not run/)) {
+      tool.progress(event);
+    }
+    if (event.kind === "marker" || meta.partial_result) return; // a partial result shows in its card
     const turn = this.turn || this.startTurn();
     const text = textOf(event);
-    const meta = event.metadata || {};
     const line = el("li", {}, el("span", { class: "source" }, `[${event.source || "agent"}]`), ` ${text}`);
     if (event.seq === null && event.id) line.dataset.live = event.id; // not stored yet
     turn.lines.append(line);
     const count = turn.lines.children.length;
     turn.summary.textContent = `${count} step${count === 1 ? "" : "s"}: ${text}`;
-    if (meta.interrupted) this.showApproval(meta.interrupted);
+    if (meta.interrupted) this.tools.get(meta.interrupted.call_id)?.waiting();
     if (meta.approval) this.showAudit(meta.approval, event);
-    if (meta.edited_call) this.showEdit(meta);
+    if (meta.edited_call) this.tools.get(meta.edited_call)?.showEdit(meta);
     if (meta.forked_from) this.showFork(meta.forked_from);
-    if (meta.error) this.showError(meta.error.message || text);
+    if (meta.run_end) this.endRun(meta);
   }
 
-  showApproval(item) {
-    const old = this.approvals.get(item.call_id);
-    if (old) old.remove();
-    const approve = el("button", { type: "button", class: "approve" }, "Approve");
-    const deny = el("button", { type: "button", class: "deny" }, "Deny");
-    const reasonId = `reason-${item.call_id}`;
-    const reason = el("input", { id: reasonId, type: "text", class: "reason", placeholder: "optional" });
-    const problem = el("p", { class: "problem", role: "alert", hidden: true });
-    const card = el("div", { class: "approval", role: "group", "aria-label": `Approve ${item.name}?` },
-      el("p", {}, el("strong", {}, "Approval needed: "), describeCall(item), item.reason ? ` (${item.reason})` : ""),
-      el("div", { class: "row" }, approve, deny,
-        el("label", { for: reasonId, class: "reason-label" }, "Reason for a denial"), reason),
-      problem);
-    card.problem = problem;
-    approve.addEventListener("click", () => this.handlers.decide(item.call_id, true, card));
-    const refuse = () => this.handlers.decide(item.call_id, reason.value.trim() || false, card);
-    deny.addEventListener("click", refuse);
-    reason.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); refuse(); } });
-    this.approvals.set(item.call_id, card);
-    this.place(card);
-    approve.focus();
+  endRun(meta) {
+    for (const draft of this.drafts.values()) this.finishDraft(draft.bubble);
+    if (meta.run_end !== "interrupted") for (const tool of this.tools.values()) tool.abandon();
+    if (meta.run_end === "failed") this.showError(meta.error?.message || "the run failed");
   }
 
   showAudit(approval, event) {
-    const verb = approval.decision === "approved" ? "approved" : "denied";
-    const line = el("p", { class: `audit ${verb}` },
-      el("span", { "aria-hidden": "true" }, verb === "approved" ? "✔ " : "✘ "),
-      `${approval.user} ${verb} ${approval.name}`, approval.arguments ? " with edited arguments" : "",
+    const tool = this.tools.get(approval.call_id);
+    if (tool) tool.decided(approval);
+    const approved = approval.decision === "approved" || approval.decision === "answered";
+    const line = el("p", { class: `audit ${approved ? "approved" : "denied"}` },
+      el("span", { "aria-hidden": "true" }, approved ? "✔ " : "✘ "),
+      `${approval.user} ${approval.decision} ${approval.name}`, approval.arguments ? " with edited arguments" : "",
       approval.reason ? `: ${approval.reason}` : "",
       el("time", { datetime: event.created_at || "" }, event.created_at ? ` at ${clock(event.created_at)}` : ""));
     this.place(line);
@@ -206,11 +216,10 @@ export class Chat {
   }
 
   showError(message) {
-    const root = this.turn ? this.turn.root : $("conversation");
+    const root = this.turn ? this.turn.root : $("turns");
     for (const node of root.querySelectorAll(".error")) if (node.dataset.message === message) return;
-    const box = el("div", { class: "error", role: "alert", "data-message": message }, el("strong", {}, "Failed: "), message);
-    root.append(box);
-    scrollToEnd();
+    root.append(el("div", { class: "error", role: "alert", "data-message": message }, el("strong", {}, "Failed: "), message));
+    this.changed();
   }
 
   // -- pending drafts -----------------------------------------------------------------------
@@ -228,66 +237,79 @@ export class Chat {
     }
   }
 
-  // -- turns and the streamed draft -----------------------------------------------------------
+  // -- turns and the streamed answer ----------------------------------------------------------
 
   startTurn() {
-    this.finishDraft();
-    document.querySelectorAll("#conversation > .empty").forEach((node) => node.remove());
+    document.querySelectorAll("#turns > .empty").forEach((node) => node.remove());
     const summary = el("summary", {}, "activity");
     const lines = el("ol");
     const activity = el("details", { class: "activity" }, summary, lines);
     const root = el("article", { class: "turn" }, activity);
-    $("conversation").append(root);
-    this.turn = { root, activity, lines, summary, draft: null };
+    $("turns").append(root);
+    this.turn = { root, activity, lines, summary };
     return this.turn;
   }
 
-  appendDelta(text) {
-    const turn = this.turn || this.startTurn();
-    if (!turn.draft) {
-      turn.draft = el("div", { class: "msg assistant streaming", "aria-busy": "true" });
-      this.place(turn.draft);
+  // An answer's text (or reasoning) fragment; its `id` is the one its stored message keeps.
+  appendDelta(event) {
+    let draft = this.drafts.get(event.id);
+    if (!draft) {
+      const answer = el("div", { class: "answer" });
+      const bubble = el("div", { class: "msg assistant streaming", "aria-busy": "true", "data-draft": event.id }, answer);
+      draft = { bubble, text: "", reasoning: "", markdown: new MarkdownStream(answer) };
+      this.drafts.set(event.id, draft);
+      this.place(bubble);
     }
-    turn.draft.textContent += text;
-    scrollToEnd();
+    if (event.metadata?.reasoning) {
+      draft.reasoning += event.parts.map((p) => p.text || "").join("");
+      this.showReasoning(draft.bubble, draft.reasoning, true);
+    } else {
+      draft.text += textOf(event);
+      draft.markdown.set(draft.text);
+    }
+    this.changed();
   }
 
-  takeDraft() {
-    const turn = this.turn || this.startTurn();
-    const bubble = turn.draft || el("div", { class: "msg assistant" });
+  finishDraft(bubble) {
     bubble.classList.remove("streaming");
     bubble.removeAttribute("aria-busy");
-    turn.draft = null;
-    return bubble;
   }
 
   // A live line is on record now.
   settle(id) {
-    for (const line of document.querySelectorAll("#conversation li[data-live]")) {
+    for (const line of document.querySelectorAll("#turns li[data-live]")) {
       if (line.dataset.live === id) delete line.dataset.live;
     }
   }
 
-  // Reconnecting: what was not stored yet comes again (the draft's deltas from the first).
+  // The stream starts over: what was not stored yet comes again (an answer's deltas from the first).
   dropLive() {
-    document.querySelectorAll("#conversation li[data-live]").forEach((line) => line.remove());
-    if (this.turn && this.turn.draft) {
-      this.turn.draft.remove();
-      this.turn.draft = null;
-    }
-  }
-
-  finishDraft() {
-    if (this.turn && this.turn.draft) {
-      this.turn.draft.classList.remove("streaming");
-      this.turn.draft.removeAttribute("aria-busy");
-      this.turn.draft = null;
-    }
+    document.querySelectorAll("#turns li[data-live]").forEach((line) => line.remove());
+    for (const draft of this.drafts.values()) draft.bubble.remove();
+    this.drafts.clear();
   }
 
   place(node) {
     (this.turn || this.startTurn()).root.append(node);
-    scrollToEnd();
+    this.changed();
+  }
+
+  // -- following the end ----------------------------------------------------------------------
+
+  // The conversation grew: a reader at its end stays there; one who scrolled up is offered a jump.
+  changed() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (this.pinned) this.scroll();
+      else $("jump").hidden = false;
+    });
+  }
+
+  scroll() {
+    const box = $("conversation");
+    box.scrollTop = box.scrollHeight;
+    $("jump").hidden = true;
   }
 
   // -- editing earlier messages (forks) -------------------------------------------------------
@@ -300,10 +322,17 @@ export class Chat {
     return button;
   }
 
+  regenerateButton(event) {
+    const button = el("button", { type: "button", class: "edit regenerate", "aria-label": "Regenerate this answer" },
+      "Regenerate");
+    button.addEventListener("click", () => this.handlers.regenerate(event.seq));
+    return button;
+  }
+
   editResultButton(tool, part, event) {
     const button = el("button", { type: "button", class: "edit" }, "Edit result and fork");
     button.addEventListener("click", () => {
-      this.editor(tool.card, part.content, "New result",
+      this.editor(tool.root, part.content, "New result",
         (content) => this.handlers.fork({ at_seq: event.seq, content, call_id: part.call_id }));
     });
     return button;
@@ -319,25 +348,18 @@ export class Chat {
         el("button", { type: "button", class: "cancel" }, "Cancel")));
     const close = () => { form.remove(); anchor.hidden = false; };
     form.addEventListener("submit", (e) => { e.preventDefault(); if (box.value.trim()) { close(); submit(box.value); } });
-    form.querySelector(".cancel").addEventListener("click", close);
-    form.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); close(); } });
+    form.querySelector(".cancel").addEventListener("click", () => {
+      close();
+      anchor.querySelector("button.edit")?.focus();
+    });
+    form.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      e.stopPropagation();
+      close();
+      anchor.querySelector("button.edit")?.focus();
+    });
     anchor.hidden = true;
     anchor.after(form);
     box.focus();
   }
-}
-
-function argumentsText(args) {
-  return typeof args === "string" ? args : pretty(args);
-}
-
-// An image grew the conversation once loaded: stay at the end if the reader was there.
-function keepAtEnd(img) {
-  const box = $("conversation");
-  if (box.scrollHeight - img.offsetHeight - box.scrollTop - box.clientHeight < 48) scrollToEnd();
-}
-
-export function scrollToEnd() {
-  const box = $("conversation");
-  box.scrollTop = box.scrollHeight;
 }

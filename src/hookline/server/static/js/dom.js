@@ -42,6 +42,17 @@ export function clock(iso) {
   return iso ? new Date(iso).toLocaleTimeString() : "";
 }
 
+// When something happened, the same way everywhere in lists: the time today, else the day and time.
+export function when(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  const today = new Date().toDateString() === date.toDateString();
+  const options = today ? { hour: "2-digit", minute: "2-digit" }
+    : { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+      year: date.getFullYear() === new Date().getFullYear() ? undefined : "numeric" };
+  return date.toLocaleString(undefined, options);
+}
+
 export function duration(ms) {
   if (ms === null || ms === undefined) return "";
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;

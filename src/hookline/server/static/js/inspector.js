@@ -1,84 +1,293 @@
-// The inspector: every event of the session; one event's images and files (as the chat shows
-// them: stored bytes from the blob route) and its raw JSON; for a model call, the request the
-// model was sent (messages, tools, settings) and its answer, tokens and time.
+// The inspector's event list: every event of the session (the `all` view, the loop's markers
+// too), filtered by kind, source and author or by a search, with each one's time and the gap
+// since the one before; it follows the tail while it is at the end. The list is one tab stop
+// (a listbox): the arrow keys, Home and End move through it, and the event picked shows below:
+// first its model call (what the model was sent and answered), then its images, then its JSON
+// as a tree, folded, with JSON held in strings parsed.
 
-import { $, clock, duration, el, pretty, textOf } from "./dom.js";
-import { ApiError, apiJSON, session } from "./api.js";
+import { $, clock, describeCall, duration, el, pretty, prettyContent, textOf } from "./dom.js";
+import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
+import { jsonTree, stateOf } from "./state.js";
 
 const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && /^turn \d+: calling model$/.test(textOf(e)))
   || (e.kind === "status" && e.source === "llm") || (e.kind === "message" && e.role === "assistant");
+const PAGE = 1000;
 
 export class Inspector {
-  constructor() {
+  // handlers: {fork({at_seq, state?})}
+  constructor(handlers) {
+    this.handlers = handlers;
     this.sessionId = null;
     this.events = new Map(); // seq -> event
+    this.rows = new Map();   // seq -> <li>
     this.selected = null;
+    this.older = false;
+    this.filters = { q: "", kind: "", source: "", author: "" };
+    this.previous = null;    // the last event listed: the gaps are measured from it
+    this.loaded = false;     // the list holds the log (else it waits for `reload`, and keeps nothing)
+    this.logSeq = 0;         // the last event read from the log (the stream's come between)
+    this.held = null;        // events that came while the log loads
+    this.fresh = [];         // rows not yet in the list: they go in together, once a frame
+    this.frame = 0;
+    const list = $("event-list");
+    list.setAttribute("role", "listbox");
+    list.tabIndex = 0;
+    list.addEventListener("keydown", (event) => this.key(event));
+    list.addEventListener("click", (event) => {
+      const row = event.target.closest("[role=option]");
+      if (row) this.select(Number(row.dataset.seq), { reveal: true });
+    });
+    let timer = null;
+    $("event-search").addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { this.filters.q = $("event-search").value.trim().toLowerCase(); this.filter(); }, 120);
+    });
+    for (const name of ["kind", "source", "author"]) {
+      $(`event-${name}`).addEventListener("change", () => { this.filters[name] = $(`event-${name}`).value; this.filter(); });
+    }
   }
 
   reset(sessionId) {
     this.sessionId = sessionId;
     this.events.clear();
+    this.rows.clear();
     this.selected = null;
+    this.previous = null;
+    this.older = false;
+    this.loaded = false;
+    this.held = null;
+    this.fresh = [];
     $("event-list").replaceChildren();
-    $("event-detail").replaceChildren(el("p", { class: "hint" }, "Pick an event to see its JSON."));
+    $("event-list").removeAttribute("aria-activedescendant");
+    $("event-count").textContent = "";
+    $("event-detail").replaceChildren(el("p", { class: "hint" }, "Pick an event to see it."));
   }
 
   add(event) {
-    if (event.seq === null || event.seq === undefined || event.partial || this.events.has(event.seq)) return;
+    if (event.seq === null || event.seq === undefined || event.partial) return;
+    const known = this.events.get(event.seq);
+    if (known) {
+      if (!known.created_at && event.created_at) this.restamp(known, event); // a live event, read back from the log
+      return;
+    }
+    if (!this.loaded) {
+      if (this.held) this.held.push(event);
+      return;
+    }
     this.events.set(event.seq, event);
-    const button = el("button", { type: "button", "data-seq": event.seq, "aria-pressed": "false" },
-      el("span", { class: "seq" }, `#${event.seq}`), el("span", { class: `kind ${event.kind}` }, label(event)),
-      el("span", { class: "line" }, summary(event)));
-    button.addEventListener("click", () => this.select(event.seq));
-    $("event-list").append(el("li", {}, button));
+    const row = this.row(event);
+    this.rows.set(event.seq, row);
+    this.offer(event);
+    if (!this.matches(event)) row.hidden = true;
+    this.fresh.push(row);
+    this.frame ||= requestAnimationFrame(() => this.flush());
   }
 
+  // The rows that came since the last frame go in at once; a list at its end follows them.
+  flush() {
+    this.frame = 0;
+    const list = $("event-list");
+    const atEnd = !list.children.length || list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    for (const row of this.fresh.sort((a, b) => a.dataset.seq - b.dataset.seq)) {
+      const last = list.lastElementChild;
+      if (!last || Number(last.dataset.seq) < Number(row.dataset.seq)) list.append(row);
+      else list.insertBefore(row, [...list.children].find((r) => Number(r.dataset.seq) > Number(row.dataset.seq)));
+    }
+    this.fresh = [];
+    if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
+    this.count();
+  }
+
+  row(event) {
+    const gap = this.previous && event.created_at && this.previous.created_at
+      ? Date.parse(event.created_at) - Date.parse(this.previous.created_at) : null;
+    this.previous = event;
+    return el("li", { role: "option", id: `event-${event.seq}`, "data-seq": event.seq, "aria-selected": "false" },
+      el("span", { class: "seq" }, `#${event.seq}`),
+      el("time", { class: "when", datetime: event.created_at || "" }, clockOf(event.created_at)),
+      el("span", { class: "gap" }, gap !== null ? `+${duration(gap)}` : ""),
+      el("span", { class: `kind ${event.kind}` }, label(event)),
+      el("span", { class: "line" }, summary(event)));
+  }
+
+  // A live event (no time of its own) is read back from the log, with the time it was stored.
+  restamp(known, stored) {
+    this.events.set(stored.seq, stored);
+    const row = this.rows.get(stored.seq);
+    const time = row?.querySelector("time");
+    if (!time) return;
+    time.setAttribute("datetime", stored.created_at);
+    time.textContent = clockOf(stored.created_at);
+  }
+
+  // New values of the filters' lists (a source or an author not seen before).
+  offer(event) {
+    const values = { kind: event.kind, source: event.source, author: event.author };
+    for (const [name, value] of Object.entries(values)) {
+      if (!value) continue;
+      const select = $(`event-${name}`);
+      if (![...select.options].some((o) => o.value === value)) select.append(el("option", { value }, value));
+    }
+  }
+
+  matches(event) {
+    const { q, kind, source, author } = this.filters;
+    if (kind && event.kind !== kind) return false;
+    if (source && event.source !== source) return false;
+    if (author && event.author !== author) return false;
+    return !q || JSON.stringify(event).toLowerCase().includes(q);
+  }
+
+  filter() {
+    const list = $("event-list");
+    const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    for (const [seq, row] of this.rows) row.hidden = !this.matches(this.events.get(seq));
+    if (atEnd && $("event-tail").checked) list.scrollTop = list.scrollHeight;
+    this.count();
+  }
+
+  count() {
+    const shown = [...this.rows.values()].filter((r) => !r.hidden).length;
+    const filtered = shown !== this.rows.size ? ` (${shown} shown)` : "";
+    $("event-count").textContent = `${this.rows.size} events${this.older ? " (the latest)" : ""}${filtered}`;
+  }
+
+  // The list's keys: up and down, Home and End, a page at a time.
+  key(event) {
+    const visible = [...this.rows.values()].filter((r) => !r.hidden);
+    if (!visible.length) return;
+    const at = visible.findIndex((r) => Number(r.dataset.seq) === this.selected);
+    const page = Math.max(1, Math.floor($("event-list").clientHeight / 28));
+    const moves = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: visible.length - 1,
+      PageDown: at + page, PageUp: at - page };
+    if (!(event.key in moves)) return;
+    event.preventDefault();
+    const next = visible[Math.max(0, Math.min(visible.length - 1, at < 0 && event.key === "ArrowUp" ? 0 : moves[event.key]))];
+    this.select(Number(next.dataset.seq), { wait: 150 });
+  }
+
+  // Load the log's latest page (once), else what it holds that the stream did not bring (markers).
   async reload() {
     if (!this.sessionId) return;
+    if (this.loaded) {
+      await this.catchUp();
+      return;
+    }
     const id = this.sessionId;
-    const events = await apiJSON(`${session(id)}/events?view=all`);
+    const held = [...this.events.values()];
+    this.held = [];
+    const response = await api(`${session(id)}/events?view=all&limit=${PAGE}&before_seq=4611686018427387904`);
+    const events = await response.json();
     if (id !== this.sessionId) return;
     const selected = this.selected;
+    const last = events.at(-1)?.seq ?? 0;
+    const since = [...held, ...(this.held || [])].filter((e) => e.seq > last);
     this.reset(id);
-    events.forEach((e) => this.add(e));
+    this.loaded = true;
+    this.logSeq = last;
+    this.older = response.headers.has("Link");
+    [...events, ...since].forEach((e) => this.add(e));
     if (selected !== null && this.events.has(selected)) await this.select(selected, { focus: false });
   }
 
-  async select(seq, { focus = true } = {}) {
+  // Pick event `seq`; `wait` ms before its detail loads (the keys move fast); `reveal`: bring
+  // the detail into view where it sits below the list (a phone).
+  // The log after the last event read from it: the stream's events again (dropped: known), and
+  // the markers between them, which the stream never carries.
+  async catchUp() {
+    const id = this.sessionId;
+    const events = await apiJSON(`${session(id)}/events?view=all&after_seq=${this.logSeq}&limit=${PAGE}`);
+    if (id !== this.sessionId) return;
+    events.forEach((e) => this.add(e));
+    this.logSeq = Math.max(this.logSeq, ...events.filter((e) => e.seq).map((e) => e.seq));
+  }
+
+  async select(seq, { wait = 0, reveal = false } = {}) {
     const event = this.events.get(seq);
     if (!event) return;
     this.selected = seq;
-    for (const button of document.querySelectorAll("#event-list button")) {
-      const on = Number(button.dataset.seq) === seq;
-      button.setAttribute("aria-pressed", String(on));
-      if (on && focus) button.scrollIntoView({ block: "nearest" });
-    }
-    const detail = $("event-detail");
-    detail.replaceChildren(...[
-      el("h3", {}, `Event #${seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
-      mediaView(event, this.sessionId),
-      el("pre", { class: "json raw", tabindex: "0", "aria-label": "The event's JSON" }, pretty(event)),
-    ].filter(Boolean));
-    if (MODEL_EVENT(event)) await this.showModelCall(seq, detail);
+    const list = $("event-list");
+    for (const [key, row] of this.rows) row.setAttribute("aria-selected", String(key === seq));
+    list.setAttribute("aria-activedescendant", `event-${seq}`);
+    this.rows.get(seq).scrollIntoView({ block: "nearest" });
+    clearTimeout(this.showing);
+    if (wait) this.showing = setTimeout(() => this.show(event), wait);
+    else await this.show(event);
+    if (reveal && matchMedia("(max-width: 700px)").matches) $("event-detail").scrollIntoView({ block: "start" });
   }
 
-  async showModelCall(seq, detail) {
-    let call;
+  async show(event) {
+    const detail = $("event-detail");
+    const fork = el("button", { type: "button", class: "edit", "aria-expanded": "false" }, "Fork before this event");
+    fork.addEventListener("click", () => this.forkForm(fork, event.seq));
+    const raw = el("details", { class: "raw" }, el("summary", {}, "The event's JSON"), jsonTree(event));
+    detail.replaceChildren(...[
+      el("h3", {}, `Event #${event.seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
+      el("div", { class: "row" }, fork),
+      mediaView(event, this.sessionId), raw,
+    ].filter(Boolean));
+    if (!MODEL_EVENT(event)) {
+      raw.open = true;
+      return;
+    }
+    const call = await this.modelCall(event.seq, detail);
+    if (call && this.selected === event.seq) raw.before(modelCallView(call));
+  }
+
+  // The fork's form: its state.data to edit (a copy of the session's now), then Fork and run.
+  async forkForm(button, seq) {
+    const open = button.nextElementSibling?.classList.contains("fork-form");
+    if (open) {
+      button.nextElementSibling.remove();
+      button.setAttribute("aria-expanded", "false");
+      return;
+    }
+    const state = await stateOf(this.sessionId);
+    const text = pretty(state);
+    const box = el("textarea", { id: `fork-state-${seq}`, rows: Math.min(10, text.split("\n").length + 1), spellcheck: "false" });
+    box.value = text;
+    const problem = el("p", { class: "problem", role: "alert", hidden: true });
+    const form = el("form", { class: "fork-form editor" },
+      el("p", { class: "hint" }, `The fork holds the log before event #${seq}; the agent runs on from there.`),
+      el("label", { for: box.id }, "state.data of the fork (JSON)"), box, problem,
+      el("div", { class: "row" }, el("button", { type: "submit", class: "primary" }, "Fork and run")));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      let edited;
+      try {
+        edited = JSON.parse(box.value);
+      } catch (error) {
+        problem.hidden = false;
+        problem.textContent = `Not JSON: ${error.message}`;
+        return;
+      }
+      const changed = JSON.stringify(edited) !== JSON.stringify(state);
+      this.handlers.fork(changed ? { at_seq: seq, state: edited } : { at_seq: seq });
+    });
+    button.after(form);
+    button.setAttribute("aria-expanded", "true");
+    box.focus();
+  }
+
+  async modelCall(seq, detail) {
     try {
-      call = await apiJSON(`${session(this.sessionId)}/model-calls/${seq}`);
+      return await apiJSON(`${session(this.sessionId)}/model-calls/${seq}`);
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 422)) {
         detail.append(el("p", { class: "problem", role: "alert" }, `Could not load the model call: ${error.message}`));
       }
-      return;
+      return null;
     }
-    if (this.selected !== seq) return;
-    detail.append(modelCallView(call));
   }
 }
 
-function label(event) {
+// A time of day, to the second, in 24 hours (the list's column is narrow).
+function clockOf(iso) {
+  return iso ? new Date(iso).toTimeString().slice(0, 8) : "";
+}
+
+export function label(event) {
   if (event.kind === "message") return `message · ${event.role}`;
   if (event.kind === "status") return `status · ${event.source || "agent"}`;
   return event.kind;
@@ -111,11 +320,14 @@ function mediaView(event, sessionId) {
     el("h4", {}, "Images and files"), ...items);
 }
 
-function modelCallView(call) {
+export function modelCallView(call) {
   const request = call.request;
+  const tokens = call.input_tokens !== null && call.input_tokens !== undefined
+    ? `${call.input_tokens} in + ${call.output_tokens} out tokens` : call.tokens !== null ? `${call.tokens} tokens` : null;
   const facts = [
-    call.turn ? `turn ${call.turn}` : null, `${request.model} (${request.provider})`,
-    call.tokens !== null ? `${call.tokens} tokens` : null, call.duration_ms !== null ? duration(call.duration_ms) : null,
+    call.turn ? `turn ${call.turn}` : null, `${request.model} (${request.provider})`, tokens,
+    call.duration_ms !== null ? duration(call.duration_ms) : null,
+    call.ttft_ms !== null && call.ttft_ms !== undefined ? `first token after ${duration(call.ttft_ms)}` : null,
   ].filter(Boolean).join(" · ");
   const messages = el("ol", { class: "request-messages" }, ...request.messages.map((m) =>
     el("li", {}, el("span", { class: "role" }, m.role), el("pre", { class: "json" }, messageText(m)))));
@@ -123,8 +335,8 @@ function modelCallView(call) {
     el("li", {}, el("details", {}, el("summary", {}, t.name, t.description ? `: ${t.description}` : ""),
       el("pre", { class: "json" }, pretty(t.parameters))))));
   return el("section", { class: "model-call", "aria-label": "Model call" },
-    el("h3", {}, "Model call"), el("p", { class: "facts" }, facts),
-    el("h4", {}, `Request: ${request.messages.length} messages`), messages,
+    el("h3", {}, call.exact ? "Model call (the request as sent)" : "Model call"), el("p", { class: "facts" }, facts),
+    el("h4", {}, `Request: ${request.messages.length} message${request.messages.length === 1 ? "" : "s"}`), messages,
     el("h4", {}, `Tools (${request.tools.length})`), request.tools.length ? tools : el("p", { class: "hint" }, "none"),
     el("h4", {}, "Settings"), el("pre", { class: "json" }, pretty(request.settings)),
     request.output_schema ? el("pre", { class: "json" }, pretty(request.output_schema)) : null,
@@ -134,6 +346,12 @@ function modelCallView(call) {
     el("h4", {}, "How exact this is"), el("ul", { class: "notes" }, ...call.notes.map((n) => el("li", {}, n))));
 }
 
+// A message as the model got it: its text, its tool calls and results as calls and results.
 function messageText(message) {
-  return message.parts.map((p) => (p.type === "text" ? p.text : pretty(p))).join("\n");
+  return message.parts.map((p) => {
+    if (p.type === "text") return p.text;
+    if (p.type === "tool_call") return `call ${describeCall(p)}`;
+    if (p.type === "tool_result") return `${p.is_error ? "error" : "result"} of ${p.name || p.call_id}: ${prettyContent(p.content)}`;
+    return pretty(p);
+  }).join("\n");
 }

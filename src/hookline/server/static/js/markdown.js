@@ -4,6 +4,11 @@
 //
 // Blocks: paragraphs, # headings, ``` fenced code, > quotes, - and 1. lists, | tables |, ---.
 // Inline: `code`, **bold**, *italic*, ~~strike~~, [links](https://...).
+//
+// An answer's headings sit under the page's own (h1 the page, h2 its regions): its top
+// level is h3, and a level never skips one (### after # is h4), so the outline stays whole.
+// `MarkdownStream` renders an answer while it streams: the blocks that a blank line closed
+// are rendered once, only the last one again on each delta.
 
 import { el } from "./dom.js";
 
@@ -17,7 +22,24 @@ const INLINE = [
   ["del", /~~(\S(?:.*?\S)?)~~/],
 ];
 
-export function renderMarkdown(text) {
+const TOP_HEADING = 3;
+
+// The heading levels of one answer: its first heading is h3, the next one at most one deeper.
+export class Outline {
+  constructor() {
+    this.shown = []; // [markdown level, html level] of the headings so far
+  }
+
+  level(hashes) {
+    while (this.shown.length && this.shown[this.shown.length - 1][0] >= hashes) this.shown.pop();
+    const parent = this.shown.length ? this.shown[this.shown.length - 1][1] : TOP_HEADING - 1;
+    const level = Math.min(6, parent + 1);
+    this.shown.push([hashes, level]);
+    return level;
+  }
+}
+
+export function renderMarkdown(text, outline = new Outline()) {
   const root = document.createDocumentFragment();
   const lines = String(text).replace(/\r\n?/g, "\n").split("\n");
   let i = 0;
@@ -25,11 +47,61 @@ export function renderMarkdown(text) {
     const line = lines[i];
     if (!line.trim()) { i += 1; continue; }
     const block = BLOCKS.find(([test]) => test(line, lines[i + 1]));
-    const [node, next] = block ? block[1](lines, i) : paragraph(lines, i);
+    const [node, next] = block ? block[1](lines, i, outline) : paragraph(lines, i);
     root.append(node);
     i = next;
   }
   return root;
+}
+
+// An answer rendered as it streams into `root`: `set(text)` with the whole text so far.
+export class MarkdownStream {
+  constructor(root) {
+    this.root = root;
+    this.text = "";
+    this.done = 0;          // the length of the text rendered for good
+    this.outline = new Outline();
+    this.tail = document.createElement("div");
+    this.tail.className = "md-tail";
+    root.append(this.tail);
+  }
+
+  set(text) {
+    if (!text.startsWith(this.text)) { this.restart(); }
+    this.text = text;
+    const closed = closedLength(text, this.done);
+    if (closed > this.done) {
+      this.tail.before(renderMarkdown(text.slice(this.done, closed), this.outline));
+      this.done = closed;
+    }
+    const outline = Object.assign(new Outline(), { shown: [...this.outline.shown] });
+    this.tail.replaceChildren(renderMarkdown(text.slice(this.done), outline));
+  }
+
+  restart() {
+    this.root.replaceChildren(this.tail);
+    this.done = 0;
+    this.outline = new Outline();
+  }
+
+  // The final text: what was streamed stays in place (no reflow), the last block settles.
+  finish(text) {
+    this.set(text);
+    this.tail.replaceWith(...this.tail.childNodes);
+  }
+}
+
+// The length of `text` whose blocks are closed: up to its last blank line outside a ``` fence.
+function closedLength(text, from) {
+  let closed = from;
+  let fenced = false;
+  let at = from;
+  for (const line of text.slice(from).split("\n").slice(0, -1)) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    at += line.length + 1;
+    if (!fenced && !line.trim()) closed = at;
+  }
+  return closed;
 }
 
 const BLOCKS = [
@@ -51,18 +123,17 @@ function fence(lines, i) {
   return [el("pre", { class: "code" }, code), j + 1];
 }
 
-function heading(lines, i) {
+function heading(lines, i, outline) {
   const [, hashes, text] = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(lines[i]);
-  const level = Math.min(6, hashes.length + 2); // h1 and h2 belong to the page, not to an answer
-  return [el(`h${level}`, {}, ...inline(text)), i + 1];
+  return [el(`h${outline.level(hashes.length)}`, { class: "md-heading" }, ...inline(text)), i + 1];
 }
 
-function quote(lines, i) {
+function quote(lines, i, outline) {
   const body = [];
   let j = i;
   while (j < lines.length && /^\s*>/.test(lines[j])) body.push(lines[j++].replace(/^\s*>\s?/, ""));
   const node = el("blockquote");
-  node.append(renderMarkdown(body.join("\n")));
+  node.append(renderMarkdown(body.join("\n"), outline));
   return [node, j];
 }
 
