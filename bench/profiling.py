@@ -144,7 +144,7 @@ def profile(out_dir: Path, name: str, runs: int, db_dir: Path) -> None:
 async def _snapshot_at_first_end(T: int, n: int) -> tuple[Any, int, int]:
     """Gather `n` runs under tracemalloc; snapshot when the first ends (every run then holds its whole
     conversation). Returns (snapshot, traced growth then, peak growth)."""
-    from hookline.loop import Run
+    from hookline._run.loop import Run
 
     taken: list[tuple[Any, int]] = []
     real_end = Run._end

@@ -188,6 +188,14 @@ def test_the_library_imports_no_surface_and_no_backend_but_through_its_package()
     assert not {m: targets for m, targets in wrong.items() if targets}, "the library imports a surface or a backend"
 
 
+def test_the_runs_internals_see_the_agent_only_through_its_spec() -> None:
+    internals = [m for m in GRAPH if not _outside(m, ("hookline._run",))]
+    assert "hookline._run.loop" in internals, "the run's internals moved: update this test and docs/architecture.md"
+    wrong = {m: sorted({"hookline", "hookline.agent"} & set(GRAPH[m])) for m in internals}
+
+    assert not {m: t for m, t in wrong.items() if t}, "a module of hookline._run imports the agent or the package"
+
+
 @pytest.mark.parametrize(
     "statement",
     [

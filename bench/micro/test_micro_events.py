@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from hookline import Event, Message, TextPart, ToolCallPart, ToolResultPart
+from hookline._run.status import describe_call, describe_result
 from hookline.events import EVENTS_ADAPTER
 from hookline.messages import Part
-from hookline.status import describe_call, describe_result
 
 
 def _run_log(T: int = 10) -> list[Event]:

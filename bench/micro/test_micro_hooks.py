@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hookline import HookPoint, State, hook
-from hookline.loop import Run
+from hookline._run.loop import Run
 
 from ._support import USER_PROMPT, add_loop_agent, drive
 

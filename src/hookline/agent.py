@@ -23,18 +23,19 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
+from hookline._run.loop import Run
+from hookline._run.prompt_record import SessionTarget
+from hookline._run.recorder import StreamQueue
+from hookline._run.resume import Answer, Approval, AuditLines, parse_approvals
 from hookline.agent_spec import Instructions
 from hookline.context import RunContext
 from hookline.errors import ConfigError
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook, call_optional, normalize_hooks
-from hookline.loop import Run, SessionTarget
 from hookline.messages import DocumentPart, FilePart, ImagePart, Message, Part, TextPart
 from hookline.models import Model, ModelSettings, ToolSpec, resolve_model
-from hookline.recorder import StreamQueue
 from hookline.result import Interruption, RunResult
-from hookline.resume import Answer, Approval, AuditLines, parse_approvals
 from hookline.sessions import SessionStore
 from hookline.state import State
 from hookline.subagents import open_child, run_subagent

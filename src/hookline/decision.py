@@ -2,7 +2,7 @@
 
 Hooks record decisions through `State` (`skip_tool`, `deny_tool`, `interrupt`); the loop
 applies them once every hook of the point has run, and a resumption plans them from the
-approvals it is given (`hookline.resume`).
+approvals it is given (`hookline._run.resume`).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Awaitable, Mapping
 from typing import Any, SupportsIndex
 
+from hookline._run.turn_buffer import TurnBuffer
 from hookline.compaction import COMPACTION_AUTHOR, COMPACTION_KEY
 from hookline.decision import Decision
 from hookline.events import Event
@@ -23,7 +24,6 @@ from hookline.hook_points import HookPoint
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.models.base import ModelSettings
 from hookline.tools import to_content
-from hookline.turn_buffer import TurnBuffer
 from hookline.usage import Usage
 
 __all__ = ["Control", "State", "TrackedMessages"]
@@ -282,7 +282,7 @@ class State:
         messages it `replaced`, how many it `kept` after it, and `details`. The log keeps
         every message; the next run on the session (in any process, or a fork) starts from
         the summary and the kept messages, without summarising again, until the compaction is
-        undone (`hookline.prompt_view.compacted`).
+        undone (`hookline.compaction.compacted`).
 
         Raises:
             ValueError: `cut` keeps nothing or replaces nothing, or parts tool results from their call.

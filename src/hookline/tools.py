@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_json
 
 from hookline._context_var import current_contexts, is_context_type
-from hookline._eager import Waiting, drive, first_step
 from hookline._redact import redact
+from hookline._run.eager import Waiting, drive, first_step
 from hookline.errors import ConfigError, ToolError
 from hookline.messages import FilePart, ImagePart, TextPart, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
@@ -202,7 +202,7 @@ class Tool:
     def begin(self, call: ToolCallPart) -> ToolResultPart | Waiting[ToolResultPart]:
         """`answer`, up to the call's first wait: the result, when it needed none; else `Waiting` with the rest.
 
-        The rest must be awaited in the task that began it (`hookline._eager`). An `async def`
+        The rest must be awaited in the task that began it (`hookline._run.eager`). An `async def`
         function called directly has its own coroutine stepped here, in a copy of the
         context as a task would give it: a call that never waits costs no coroutine of
         `answer`'s.

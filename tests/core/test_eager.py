@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from hookline import Agent, RunContext, Tool, ToolCallPart, ToolResultPart, tool
-from hookline._eager import first_step, overlap
-from hookline.tool_runner import ToolRunner
+from hookline._run.eager import first_step, overlap
+from hookline._run.tool_runner import ToolRunner
 
 from .scripted import Script, answer, call, calls
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from hookline import Agent, ConfigError, RunContext, tool
+from hookline._run.resume import paused_calls
 from hookline.result import Reply
-from hookline.resume import paused_calls
 from hookline.sessions import InMemorySessionStore, SessionStore, SQLiteSessionStore
 from run_paths import PATHS, run_by
 

@@ -27,9 +27,9 @@ from hookline import (
     hook,
     tool,
 )
+from hookline._run.resume import DIED_REASON
 from hookline.errors import StoreError
 from hookline.events import select_view
-from hookline.resume import DIED_REASON
 from hookline.sessions import InMemorySessionStore, SessionStore
 
 from .invariant import conversation_error

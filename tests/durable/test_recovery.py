@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from hookline import Event
+from hookline._run.resume import DIED_REASON
 from hookline.durable import WORKFLOW_KEY
-from hookline.resume import DIED_REASON
 from hookline.sessions import PostgresSessionStore
 
 WORKER = Path(__file__).with_name("worker.py")

@@ -30,8 +30,8 @@ from typing import Any
 from _harness import durable_append, read_lines
 
 from hookline import Agent, Event, RunResult, SessionNotFound, ToolCallPart, tool
+from hookline._run.resume import DIED_REASON
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
-from hookline.resume import DIED_REASON
 from hookline.sessions import PostgresSessionStore, SessionStore, SQLiteSessionStore
 
 PROMPT = "record three things"

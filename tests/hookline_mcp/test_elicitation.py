@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from hookline import Agent, ToolCallPart
+from hookline._run.resume import paused_calls
 from hookline.mcp import MCPToolset
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
-from hookline.resume import paused_calls
 from hookline.sessions import InMemorySessionStore, SessionStore
 
 from .harness import lines

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
+from hookline._run.status import describe_answer
 from hookline.models import ModelResponse
 from hookline.server.inspection import CallEvents
-from hookline.status import describe_answer
 from hookline.usage import Usage
 from waiting import await_until
 

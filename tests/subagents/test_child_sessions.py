@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from hookline import Agent, ConfigError, Event, RunContext, tool
+from hookline._run.resume import paused_calls
 from hookline.events import run_end
-from hookline.resume import paused_calls
 from hookline.sessions import SessionStore
 from hookline.subagents import child_session_id, children_of
 from run_paths import PATHS, run_by

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from hookline._run.resume import DIED_REASON
 from hookline.events import run_end
-from hookline.resume import DIED_REASON
 from hookline.sessions import PostgresSessionStore, SessionStore, SQLiteSessionStore
 
 pytestmark = pytest.mark.anyio

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from opentelemetry.trace import StatusCode, Tracer
 
 from hookline import Agent, Event, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
+from hookline.sessions import SQLiteSessionStore
 from hookline.tracing import Instrumentation
 
 from .scripts import answer, call, script
@@ -173,6 +175,21 @@ async def test_an_agent_used_as_a_tool_runs_under_its_execute_tool(traced: Instr
     inner_run = spans.one("invoke_agent researcher")
     assert spans.parent_of(inner_run) == tool_span
     assert spans.parent_of(tool_span) == spans.one("invoke_agent lead")
+    assert [s.name for s in spans.children(inner_run)] == ["chat function"]
+
+
+async def test_a_sub_agent_in_its_child_session_runs_under_its_execute_tool(
+    traced: Instrumentation, spans: Spans, tmp_path: Path
+) -> None:
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    inner = Agent(name="researcher", model=script(answer("42")))
+    outer = Agent(name="lead", model=script(call("c1", "research", input="meaning?"), answer("It is 42.")),
+                  tools=[inner.as_tool("research", "Ask the researcher")], session_store=store)
+    await outer.prompt("go").session("s")
+
+    assert sorted(s.id for s in await store.list()) == ["s", "s.c1"]  # the child session exists
+    inner_run = spans.one("invoke_agent researcher")
+    assert spans.parent_of(inner_run) == spans.one("execute_tool research")
     assert [s.name for s in spans.children(inner_run)] == ["chat function"]
 
 

@@ -21,11 +21,11 @@ from hookline._cli.render import status_line
 from hookline._cli.run import chat_line, describe_interruption, note_local_model
 from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
 from hookline._ids import check_session_id
+from hookline._run.resume import paused_calls
 from hookline.agent import Agent, PromptRequest
 from hookline.errors import ConfigError, HooklineError, SessionNotFound
 from hookline.events import Event
 from hookline.result import Interruption, RunResult
-from hookline.resume import paused_calls
 from hookline.sessions import SessionStore
 
 __all__ = ["ChatOptions", "chat_command", "parse_approval"]

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hookline._redact import redact
+from hookline._run.status import describe_call
 from hookline.events import Event
 from hookline.messages import (
     DocumentPart,
@@ -32,7 +33,6 @@ from hookline.messages import (
 )
 from hookline.models._render import describe_media
 from hookline.sessions import Session
-from hookline.status import describe_call
 
 __all__ = ["StatusLines", "event_lines", "is_shown", "sessions_table", "status_line"]
 

@@ -16,10 +16,10 @@ from hookline._cli.interrupts import Closer, CommandLoop
 from hookline._cli.render import StatusLines, is_shown
 from hookline._cli.setup import LOCAL_MODEL_NOTE, build_agent, open_store, store_location, uses_local_default
 from hookline._ids import check_session_id
+from hookline._run.status import describe_call
 from hookline.agent import PromptRequest
 from hookline.messages import ToolCallPart
 from hookline.result import Interruption, RunResult
-from hookline.status import describe_call
 
 __all__ = ["RunOptions", "chat_line", "describe_interruption", "format_output", "note_local_model", "run_command"]
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID, StepInfo, WorkflowHandleAsync
 
+from hookline._run.resume import Answer, Approval, parse_approvals, paused_calls, started_calls
 from hookline.agent import Agent
 from hookline.conversation import user_actions_as_text
 from hookline.durable._schedules import ScheduledPrompt, register_runner, scheduled_workflow
@@ -48,7 +49,6 @@ from hookline.events import Event
 from hookline.messages import Message
 from hookline.models import Model
 from hookline.result import RunResult
-from hookline.resume import Answer, Approval, parse_approvals, paused_calls, started_calls
 from hookline.sessions import InMemorySessionStore, SessionStore
 from hookline.tools import Tool
 

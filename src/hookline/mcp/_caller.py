@@ -16,8 +16,8 @@ from typing import Any
 
 import mcp_types as types
 
+from hookline._run.status import LogCapture
 from hookline.result import Reply
-from hookline.status import LogCapture
 
 __all__ = ["Caller", "elicit_result", "question_of"]
 

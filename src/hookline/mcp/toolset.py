@@ -47,6 +47,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from hookline._context_var import current_contexts
+from hookline._run.status import current_capture
 from hookline.context import RunContext
 from hookline.errors import ConfigError, ToolError
 from hookline.mcp._caller import Caller, question_of
@@ -72,7 +73,6 @@ from hookline.mcp.catalog import (
 )
 from hookline.messages import FilePart, ImagePart, Message, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
-from hookline.status import current_capture
 from hookline.tools import Tool
 from hookline.toolsets import Toolset
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import partial
 
+from hookline._run.resume import Answer, AuditLines
 from hookline.events import Event
 from hookline.messages import ToolCallPart
-from hookline.resume import Answer, AuditLines
 from hookline.server.forking import FORK_AUTHOR
 
 __all__ = ["approval_audit", "approval_lines"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hookline._run.prompt_view import load_media
 from hookline.conversation import conversation_problem, user_actions_as_text
 from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import Part, TextPart, ToolCallPart, ToolResultPart
-from hookline.prompt_view import load_media
 from hookline.server.inspect_schemas import ForkBody
 from hookline.sessions import Session, SessionStore
 

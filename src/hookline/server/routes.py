@@ -36,10 +36,10 @@ from pydantic import TypeAdapter
 
 from hookline import __version__
 from hookline._redact import redact
+from hookline._run.resume import parse_approvals
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import ConfigError, InvalidEvent, SessionBusy
 from hookline.events import EVENTS_ADAPTER, Event
-from hookline.resume import parse_approvals
 from hookline.server.auth import current_user
 from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response

@@ -16,11 +16,11 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from hookline._run.resume import Approval
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message
-from hookline.resume import Approval
 from hookline.server.audit import approval_audit
 from hookline.server.errors import error_body
 from hookline.server.hub import SessionHub

@@ -237,7 +237,7 @@ class ResumeBody(BaseModel):
     `{call_id: {"args": {...}}}` runs it with these arguments; `{"approve": false, "reason": "..."}` refuses it."""
 
     def answers(self) -> dict[str, Any]:
-        """The approvals as `Agent.resume` takes them (`hookline.resume.parse_approvals` checks them)."""
+        """The approvals as `Agent.resume` takes them (`hookline._run.resume.parse_approvals` checks them)."""
         return {
             call_id: answer.model_dump(exclude_none=True) if isinstance(answer, ApprovalAnswer) else answer
             for call_id, answer in self.approvals.items()

@@ -9,9 +9,9 @@ from a2a.helpers import get_data_parts
 from a2a.types import Message as A2AMessage
 from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 
+from hookline._run.resume import Approval
 from hookline.messages import Message, TextPart
 from hookline.result import Interruption
-from hookline.resume import Approval
 
 __all__ = ["APPROVAL", "approvals_of", "prompt_of"]
 

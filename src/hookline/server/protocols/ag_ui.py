@@ -30,11 +30,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from hookline import __version__
+from hookline._run.resume import Approval, paused_calls
 from hookline.agent import RunResult
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message, TextPart
 from hookline.result import Interruption
-from hookline.resume import Approval, paused_calls
 from hookline.server.errors import ProtocolError, error_body
 from hookline.server.protocols.base import FrontendTool, Translator, Turn, frames, open_session, paused_call, start
 from hookline.server.routes import Ctx, User

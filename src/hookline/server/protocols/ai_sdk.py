@@ -25,10 +25,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import StreamingResponse
 
+from hookline._run.resume import Approval
 from hookline.agent import RunResult
 from hookline.events import Event, run_end
 from hookline.messages import Message
-from hookline.resume import Approval
 from hookline.server.errors import ProtocolError, error_body
 from hookline.server.protocols.base import (
     RunEvents,

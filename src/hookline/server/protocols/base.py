@@ -21,13 +21,13 @@ from typing import Any, ClassVar, Literal
 from starlette.requests import Request
 
 from hookline._ids import session_id_problem
+from hookline._run.resume import Approval
 from hookline.agent import PromptRequest, RunResult
 from hookline.errors import SessionExists, SessionNotFound
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.result import Interruption
-from hookline.resume import Approval
 from hookline.server.deps import DepsContext, apply_deps
 from hookline.server.errors import ProtocolError
 from hookline.server.hub import Subscription, covers_deltas

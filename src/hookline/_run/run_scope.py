@@ -17,16 +17,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
+from hookline._run.recorder import Recorder
+from hookline._run.status import LogCapture, current_capture, describe_call, describe_result, install_log_capture
 from hookline.context import ChildRuns, RunContext
 from hookline.decision import Decision
 from hookline.events import Event, StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook
 from hookline.messages import ToolCallPart, ToolResultPart
-from hookline.recorder import Recorder
 from hookline.result import Interruption, Reply
 from hookline.state import State
-from hookline.status import LogCapture, current_capture, describe_call, describe_result, install_log_capture
 from hookline.types import StatusSource
 
 __all__ = ["RunScope"]

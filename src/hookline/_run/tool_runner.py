@@ -3,7 +3,7 @@
 Calls run concurrently, up to a limit, when their tools can overlap (async tools, or
 synchronous ones marked `thread=True`); a plain synchronous tool is just called, since it
 could not overlap anyway and a task would only cost time. Overlapping calls start at once
-(`Tool.begin`, `hookline._eager`): only those that wait get a task, so an `async def` tool
+(`Tool.begin`, `hookline._run.eager`): only those that wait get a task, so an `async def` tool
 that never awaits costs little more than a plain one. Results come back in the order of
 the calls, whatever the order of completion. Every failure is already a result (see
 `Tool.answer`); an unknown tool name becomes one here.
@@ -18,9 +18,9 @@ from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from hookline._eager import Waiting, first_step, go_on, overlap
+from hookline._run.eager import Waiting, first_step, go_on, overlap
+from hookline._run.status import current_capture, install_log_capture
 from hookline.messages import ToolCallPart, ToolResultPart
-from hookline.status import current_capture, install_log_capture
 from hookline.tools import Tool, error_result
 
 if TYPE_CHECKING:
@@ -38,19 +38,21 @@ class ToolRunner:
     Args:
         concurrency: How many calls may run at once.
         on_log: Where log records emitted during a call go, or None to not capture them.
+        exit_tools: The tools that end the run when they succeed (the agent's exit
+            conditions): what they return is kept in `values`, to become the run's output.
+        trace: The run's trace, when tracing is on: each call then runs in a span of its own.
     """
 
-    __slots__ = ("concurrency", "keep", "on_log", "trace", "values")
+    __slots__ = ("concurrency", "exit_tools", "on_log", "trace", "values")
 
-    def __init__(self, concurrency: int, on_log: LogSink | None) -> None:
+    def __init__(self, concurrency: int, on_log: LogSink | None, *, exit_tools: frozenset[str] = frozenset(),
+                 trace: RunTrace | None = None) -> None:
         self.concurrency = concurrency
         self.on_log = on_log
-        self.trace: RunTrace | None = None
-        """The run's trace, when tracing is on: each call then runs in a span of its own."""
-        self.keep: frozenset[str] = frozenset()
-        """The tools whose return values are kept in `values` (the run's exit conditions)."""
+        self.exit_tools = exit_tools
+        self.trace = trace
         self.values: dict[str, Any] = {}
-        """What the tools of `keep` returned, by call id."""
+        """What the exit tools returned, by call id."""
         if on_log is not None:
             install_log_capture()
 
@@ -63,7 +65,7 @@ class ToolRunner:
         waits): None when that is every call, else what the caller awaits for the others. So
         a run cancelled meanwhile still knows the results of the calls that finished.
         """
-        unwrapped = self.trace is None and not self.keep
+        unwrapped = self.trace is None and not self.exit_tools
         direct = unwrapped and self.on_log is None
         overlapping: bool | None = None  # whether the calls may overlap: asked only once a call is not plain
         for number, call in enumerate(calls):
@@ -145,7 +147,7 @@ class ToolRunner:
         if tool is None:
             available = ", ".join(tools) or "none"
             return error_result(call, f"unknown tool {call.name!r}; available tools: {available}")
-        answering = tool.answer(call, self.values) if self.keep and call.name in self.keep else tool.answer(call)
+        answering = tool.answer(call, self.values) if call.name in self.exit_tools else tool.answer(call)
         if self.on_log is None:
             return await answering
         token = current_capture.set(partial(self.on_log, call))
@@ -155,13 +157,13 @@ class ToolRunner:
             current_capture.reset(token)
 
     def exit_value(self, results: list[ToolResultPart], ran: dict[str, ToolResultPart]) -> tuple[str, Any] | None:
-        """The first tool of `keep` that ran and succeeded among `results`, and the run's output from it.
+        """The first exit tool that ran and succeeded among `results`, and the run's output from it.
 
         The output is what the tool returned, or the result's content where an `after_tool`
         hook replaced the result (or the tool's value could not be kept).
         """
         for result in results:
-            if result.name in self.keep and not result.is_error and result.call_id in ran:
+            if result.name in self.exit_tools and not result.is_error and result.call_id in ran:
                 kept = ran[result.call_id] is result and result.call_id in self.values
                 return result.name, self.values[result.call_id] if kept else result.content
         return None
