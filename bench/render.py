@@ -1,4 +1,4 @@
-"""Rendering: BENCHMARKS.md from the records of a measuring session (and the scale-out results).
+"""Rendering: BENCHMARKS.md from the records of a measuring session (and the scale-out and served results).
 
 One function per section, each returning its lines. The scale-out section reads
 `bench/results/scaleout.json`, the file `bench/scaleout/run.py --json bench/results/scaleout.json`
@@ -85,6 +85,16 @@ def load_scaleout(path: Path) -> ScaleOut | None:
     if isinstance(data, list):
         return ScaleOut(data, {})
     return ScaleOut(data["results"], data.get("meta", {}))
+
+
+def served(path: Path) -> list[str]:
+    """The 'Served' section from `path` (`bench/served/run.py --json`); nothing when there is no such file."""
+    if not path.exists():
+        return []
+    from served.report import section
+
+    data = json.loads(path.read_text())
+    return [section(data["results"], data["meta"])]
 
 
 def _name(fw: str) -> str:
@@ -363,10 +373,10 @@ def reproduce() -> list[str]:
 
 
 def render(records: list[dict[str, Any]], meta: dict[str, Any], charts: dict[str, str],
-           scaleout_results: ScaleOut | None = None) -> str:
-    """BENCHMARKS.md: every section, in order."""
+           scaleout_results: ScaleOut | None = None, served_section: list[str] | None = None) -> str:
+    """BENCHMARKS.md: every section, in order (`served_section`: see `served`)."""
     agg = Agg(records)
     lines = [*intro(meta), *machine(meta, records, agg), *headline(agg), *chart_lines(charts),
              *main_table(agg, records), *ratios(agg), *history(agg, records), *features(agg),
-             *scaleout(scaleout_results), *targets(records), *errors(records), *reproduce()]
+             *scaleout(scaleout_results), *(served_section or []), *targets(records), *errors(records), *reproduce()]
     return "\n".join(lines)

@@ -31,9 +31,10 @@ from typing import Any
 from compare import HOUSE_TARGETS, TARGETS, evaluate_targets
 from machine import machine_info
 from measure import FRAMEWORKS, FULL, QUICK, ROOT, Config, Context, Framework, Session, ensure_peers_venv, log
-from render import ScaleOut, load_scaleout, render
+from render import ScaleOut, load_scaleout, render, served
 
 DEFAULT_SCALEOUT = ROOT / "bench" / "results" / "scaleout.json"
+SERVED = ROOT / "bench" / "results" / "served.json"  # bench/served/run.py --json: the server's figures
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             records, meta = measure(args, out, tmp, command)
     charts, scaleout = draw(records, out, args.scaleout)
-    (out / "BENCHMARKS.md").write_text(render(records, meta, charts, scaleout))
+    (out / "BENCHMARKS.md").write_text(render(records, meta, charts, scaleout, served(SERVED)))
     log(f"wrote {out / 'BENCHMARKS.md'}")
     for t in evaluate_targets(records, TARGETS + HOUSE_TARGETS):
         log(f"  {t['status']:12s} {t['target']}: {t['detail']} {t['margin']}")

@@ -20,7 +20,8 @@ made just before it. For each server (`targets.py`), in `--rounds` rounds, targe
 
 Every run is checked (its answer is "done" after its tool calls); a run that fails or is not
 checked counts as an error and is left out of the latencies. The figures go to stdout as a
-markdown table, and with `--json` to a file (`render.py` reads it for BENCHMARKS.md).
+markdown table (`report.py`), and with `--json` to a file: `bench/results/served.json` is the
+'Served' section of BENCHMARKS.md (`bench/render.py` reads it).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from statistics import median
 from typing import Any
 
 from client import Connection, machine_cpu_seconds, percentile, tree_cpu_seconds
+from report import section, table
 from targets import Server, Target, hookline_targets
 
 HERE = Path(__file__).resolve().parent
@@ -138,48 +140,6 @@ def summarise(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     summary["errors"] = sum(r["latency_errors"] + r["throughput_errors"] for r in rounds)
     samples = [s for r in rounds for s in r["latency_error_samples"] + r["throughput_error_samples"]]
     return summary | {"error_samples": samples[:3], "rounds": rounds}
-
-
-def table(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
-    """The figures as a markdown table."""
-    lines = [
-        f"Add-loop at T = 2 (3 model calls, 2 x 2 tool calls a run), a new session per run; latency: one client,"
-        f" one kept-alive connection, {meta['latency_runs']} runs each way, model at once; throughput:"
-        f" {meta['concurrency']} clients, model {meta['delay_s'] * 1000:g} ms a call, {meta['throughput_runs']} runs;"
-        f" medians of {meta['rounds']} round(s); {meta['cpus']} CPUs.",
-        "",
-        "| server | version | JSON p50 / p99 | SSE p50 / p99 | CPU / run (sequential) | runs/s at"
-        f" {meta['concurrency']} | CPU / run (server) | CPU / run (machine) | errors |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        lines.append(
-            f"| {r['target']} | {r['version']} | {r['json_p50_ms']:.1f} / {r['json_p99_ms']:.1f} ms |"
-            f" {r['sse_p50_ms']:.1f} / {r['sse_p99_ms']:.1f} ms | {r['seq_cpu_ms_per_run']:.1f} ms |"
-            f" {r['runs_per_s']:.1f} | {r['cpu_ms_per_run']:.1f} ms | {r['machine_cpu_ms_per_run']:.1f} ms |"
-            f" {r['errors']} |")
-    return "\n".join(lines)
-
-
-def section(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
-    """The table as a section of its own (for BENCHMARKS.md), with its command and what each server needs."""
-    errors = [f"- {r['target']}: {r['errors']} errors, e.g. `{r['error_samples'][0][:200]}`"
-              for r in results if r["errors"]]
-    lines = [
-        "## Served", "",
-        "Agent servers as their users run them, over HTTP on 127.0.0.1, measured side by side"
-        f" (`{meta['command']}`, {meta['date']}, load average {meta['load1_start']} at the start,"
-        f" {meta['load1_end']} at the end). CPU per run is the server's process tree (its store's"
-        " thread included; PostgreSQL's own processes are not), and the machine's (everything busy).",
-        "", table(results, meta), "",
-        "- `hookline serve` with `--db` a SQLite file, `:memory:`, or a PostgreSQL database;"
-        " `adk api_server` with its session service on SQLite (`sqlite+aiosqlite`) or in memory;"
-        " `langgraph dev` (its in-memory runtime) with `--n-jobs-per-worker` set to the concurrency.",
-        "- LangGraph's in-memory queue polls for work, so each of its runs takes about a second"
-        " whatever its model; its latency is that, not its CPU.",
-        *errors, "",
-    ]
-    return "\n".join(lines)
 
 
 def targets(args: argparse.Namespace) -> list[Target]:
