@@ -37,7 +37,7 @@ from hookline.server.compactions import compactions_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.hot_routes import HotRoutes
-from hookline.server.inspect_routes import Titles, inspect_api
+from hookline.server.inspect_routes import inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.metrics import Metrics, metrics_api
 from hookline.server.page_files import PageFiles
@@ -125,7 +125,6 @@ def create_app(
     app.state.hookline = context
     app.state.background = background
     app.state.metrics = Metrics(runs, background)
-    app.state.titles = Titles()
     app.state.prepare_authors = frozenset({"user", *prepare_authors})
     install_error_handlers(app)
     app.include_router(api)

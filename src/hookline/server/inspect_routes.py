@@ -8,12 +8,10 @@ call that the log cannot give answers 422 with a message that says why and what 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Response
 from pydantic import TypeAdapter
 
 from hookline._redact import redact
@@ -29,7 +27,7 @@ from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
 from hookline.sessions import Session
 
-__all__ = ["Titles", "inspect_api"]
+__all__ = ["inspect_api"]
 
 _SUMMARIES: TypeAdapter[list[SessionSummary]] = TypeAdapter(list[SessionSummary])
 _TOOLS: TypeAdapter[list[ToolSpec]] = TypeAdapter(list[ToolSpec])
@@ -37,30 +35,6 @@ _TAIL = 50
 """The last events of a session read for its status in the list (waiting calls, how its last run ended)."""
 _AROUND = 40
 """Characters of context on each side of a search match in its snippet."""
-
-
-class Titles:
-    """The session titles found so far, by (session id, creation time): a first prompt never changes."""
-
-    def __init__(self, kept: int = 4096) -> None:
-        self._kept = kept
-        self._titles: OrderedDict[tuple[str, datetime | None], str] = OrderedDict()
-
-    def get(self, session: Session) -> str | None:
-        """The title found before for `session`, if any."""
-        return self._titles.get((session.id, session.created_at))
-
-    def keep(self, session: Session, title: str) -> None:
-        """Remember a session's title (the oldest go first once `kept` are kept)."""
-        if title:
-            self._titles[(session.id, session.created_at)] = title
-            while len(self._titles) > self._kept:
-                self._titles.popitem(last=False)
-
-
-async def _titles(request: Request) -> Titles:
-    titles: Titles = request.app.state.titles
-    return titles
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -73,7 +47,7 @@ Seq = Annotated[int, Path(ge=1, le=MAX_SEQ, description="an event's seq")]
 
 @inspect_api.get("/inspect/sessions", response_model=list[SessionSummary], responses=_errors(401, 422))
 async def session_summaries(
-    context: Ctx, user: User, titles: Annotated[Titles, Depends(_titles)],
+    context: Ctx, user: User,
     q: Annotated[str, Query(max_length=200, description="words to find in titles, ids and messages")] = "",
 ) -> Response:
     """The user's sessions with their titles (first prompts) and status, newest first; `q` keeps those that mention it.
@@ -83,12 +57,12 @@ async def session_summaries(
     needle = q.strip().casefold()
     found = []
     for session in await context.store.list(app=context.agent.app, user=user):
-        title = titles.get(session)
+        title = context.titles.get(session)
         events: list[Event] | None = None
         if title is None or needle:
             events = await context.store.events(session.id, view="prompt")
             title = title_of(events)
-            titles.keep(session, title)
+            context.titles.keep(session, title)
         snippet = _snippet(needle, session.id, title, events or []) if needle else None
         if needle and snippet is None:
             continue
@@ -98,14 +72,14 @@ async def session_summaries(
 
 @inspect_api.get("/inspect/sessions/{session_id}", response_model=SessionSummary, responses=_errors(401, 404))
 async def session_summary(
-    context: Ctx, user: User, titles: Annotated[Titles, Depends(_titles)], session_id: SessionId
+    context: Ctx, user: User, session_id: SessionId
 ) -> Response:
     """One session's line of the list: its title, whether a run holds it, the calls waiting for approval."""
     session = await context.store.get(session_id, user=user, with_events=False)
-    title = titles.get(session)
+    title = context.titles.get(session)
     if title is None:
         title = title_of(await context.store.page(session_id, view="prompt", limit=20))
-        titles.keep(session, title)
+        context.titles.keep(session, title)
     return json_response(await _summary(context, session, title, None))
 
 

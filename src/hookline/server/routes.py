@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Protocol
@@ -49,6 +49,7 @@ from hookline.server.run_schemas import RunAccepted
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
 from hookline.server.sse import replay, sse_response, subscription_frames, wants_sse
+from hookline.server.titles import Titles
 from hookline.sessions import Session, SessionStore
 from hookline.types import View
 
@@ -87,6 +88,8 @@ class ServerContext:
     """Seconds an event stream may stay silent before it sends a keepalive comment."""
     service: ServiceRuns | None = None
     """Runs with ids (`hookline.server.background`): background runs, webhooks, busy strategies."""
+    titles: Titles = field(default_factory=Titles)
+    """The session titles the inspector found so far (a first prompt never changes)."""
 
 
 RunBuilder = Callable[[SessionStore], Awaitable[PromptRequest]]
