@@ -23,7 +23,7 @@ from hookline.errors import ConfigError, HookError, ModelError, SessionBusy, Ses
 from hookline.models import FunctionModel, ModelRequest, ModelResponse, register_provider
 from hookline.sessions.sqlite import SQLiteSessionStore
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
-from postgres_db import fresh_database, with_password
+from support.postgres_db import fresh_database, with_password
 
 AGENTS = Path(__file__).with_name("agents.py")
 _ENV = ("HOOKLINE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HOOKLINE_DATABASE_URL", "HOOKLINE_DB",

@@ -23,7 +23,7 @@ from hookline._cli.interrupts import CLOSE_LIMIT
 from hookline.errors import ConfigError
 from hookline.models import resolve_model
 from hookline.testing import FakeOpenAIServer
-from waiting import wait_until
+from support.waiting import wait_until
 
 AGENTS = Path(__file__).with_name("agents.py")
 HOOKLINE = shutil.which("hookline", path=str(Path(sys.executable).parent)) or shutil.which("hookline")

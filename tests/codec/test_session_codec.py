@@ -33,7 +33,7 @@ from hookline.sessions._codec import (
     merge_pending,
     stamp,
 )
-from strategies import HIGH, LOW, events, json_values, names, utf8_text
+from support.strategies import HIGH, LOW, events, json_values, names, utf8_text
 
 QUICK = settings(max_examples=60, deadline=None, derandomize=True)
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)

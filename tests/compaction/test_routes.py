@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from backends import open_store
 from hookline.server import create_app
 from server.live import TOKENS, LiveServer
+from support.backends import open_store
 
 from .agents import Notes, chatty
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backends import open_store
 from compaction.agents import Notes, chatty
+from support.backends import open_store
 
 
 async def main(backend: str, target: str, folder: str, prompts: list[str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from hookline import Agent, ConfigError, Event, State, ToolCallPart, hook, tool
 from hookline.sessions import InMemorySessionStore, SessionStore, SQLiteSessionStore
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 from .scripted import Script, answer, call, calls
 

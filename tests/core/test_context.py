@@ -13,7 +13,7 @@ import pytest
 
 from hookline import Agent, ConfigError, Event, HookError, RunContext, State, StatusOptions, hook, tool
 from hookline.sessions import InMemorySessionStore, SQLiteSessionStore
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 from .scripted import Script, answer, call, calls
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from hookline import Agent, ConfigError, Event, State, Tool, hook, tool
 from hookline.sessions import SQLiteSessionStore
 from hookline.toolsets import Toolset
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 from .scripted import Script, add, answer, call, calls, shapes
 

@@ -13,7 +13,7 @@ from hookline import Agent, ConfigError, RunContext, tool
 from hookline._run.resume import paused_calls
 from hookline.result import Reply
 from hookline.sessions import InMemorySessionStore, SessionStore, SQLiteSessionStore
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 from .scripted import Script, answer, call, calls
 

@@ -1,6 +1,6 @@
 """Fixtures of the DBOS suite: a throwaway PostgreSQL database for the session store and DBOS.
 
-A missing server fails the tests instead of skipping them (`tests/postgres_db.py`).
+A missing server fails the tests instead of skipping them (`tests/support/postgres_db.py`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from postgres_db import fresh_database
+from support.postgres_db import fresh_database
 
 
 @pytest.fixture(scope="module")

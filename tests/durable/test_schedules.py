@@ -9,7 +9,7 @@ from hookline import ConfigError, SessionNotFound
 from hookline.durable import WORKFLOW_KEY, DurableAgent
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import PostgresSessionStore
-from waiting import await_until
+from support.waiting import await_until
 
 pytestmark = pytest.mark.anyio
 

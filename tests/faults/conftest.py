@@ -1,7 +1,7 @@
 """Fixtures of the fault suite. The helpers live in `_harness.py`.
 
 PostgreSQL runs for real: a throwaway database is created for the test session and dropped
-at the end; a missing server fails the tests instead of skipping them (`postgres_db.py`).
+at the end; a missing server fails the tests instead of skipping them (`tests/support/postgres_db.py`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from postgres_db import fresh_database
+from support.postgres_db import fresh_database
 
 
 @pytest.fixture(scope="session")

@@ -25,11 +25,11 @@ import pytest
 
 from hookline import Event
 from hookline.events import EVENTS_ADAPTER
-from postgres_db import fresh_database
 from server.api import SSE, Frame, sse_frames
 from server.live_agents import told
 from server.served import HOOKLINE, Served
-from waiting import DEADLINE
+from support.postgres_db import fresh_database
+from support.waiting import DEADLINE
 
 from ._harness import log_problems, publish, trial_count
 

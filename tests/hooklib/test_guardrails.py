@@ -17,7 +17,7 @@ from hookline.hooklib import InputGuardrail, OutputGuardrail, ToolGuardrail
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.models.base import ModelStreamEvent, ResponseDone, TextDelta
 from hookline.sessions import SQLiteSessionStore
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 pytestmark = pytest.mark.anyio
 

@@ -42,7 +42,7 @@ from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
 
 from server.live import LiveServer
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
 VERSION = {"A2A-Version": "1.0"}
 

@@ -12,7 +12,7 @@ from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
 from hookline.sessions.sqlite import SQLiteSessionStore
 from server.live import LiveServer
-from waiting import DEADLINE, await_until
+from support.waiting import DEADLINE, await_until
 
 from .agents import DANGER_LOG
 from .conftest import TOKENS

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from a2a.types import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, TaskState
 
-from postgres_db import fresh_database
 from server.served import HOOKLINE, Served
-from waiting import DEADLINE
+from support.postgres_db import fresh_database
+from support.waiting import DEADLINE
 
 from .harness import approval, artifact_text, as_json, ask, collect, kinds, sdk_client, status_text, working_lines
 

@@ -24,7 +24,7 @@ from hookline.server import create_app
 from hookline.sessions.sqlite import SQLiteSessionStore
 from hookline.types import View
 from server.live import LiveServer
-from waiting import DEADLINE, await_until
+from support.waiting import DEADLINE, await_until
 
 from .agents import DANGER_LOG, make_agent
 from .harness import (

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hookline.mcp import MCPToolset
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
 SERVERS = Path(__file__).with_name("servers")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
 from .conformance import kit
 

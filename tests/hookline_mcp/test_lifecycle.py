@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
 from .harness import alive, server_pid
 

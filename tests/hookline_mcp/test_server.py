@@ -21,7 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
 pytestmark = pytest.mark.anyio
 

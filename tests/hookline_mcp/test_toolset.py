@@ -20,7 +20,7 @@ from hookline import Agent, Event, HookPoint, State, ToolCallPart, hook, tool
 from hookline.errors import ConfigError, ToolError
 from hookline.mcp import MCPConnectionError, MCPToolset
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
-from waiting import await_until
+from support.waiting import await_until
 
 from .harness import HttpServer, alive, lines, server_args, server_pid, stdio_toolset
 

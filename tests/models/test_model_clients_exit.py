@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from exiting import run_until_exit
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
+from support.exiting import run_until_exit
 
 CEILING = 60.0  # the whole child on a loaded machine; a hang is caught by it
 EXIT_LIMIT = 5.0  # from its last line to its exit: the promise is about a second, on a busy machine more

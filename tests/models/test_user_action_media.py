@@ -25,7 +25,7 @@ from hookline.retry import RetryPolicy
 from hookline.sessions import SQLiteSessionStore
 from hookline.testing import FakeAnthropicServer, FakeOpenAIServer
 from hookline.testing._model_media_cases import PDF, PNG
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 pytestmark = pytest.mark.anyio
 

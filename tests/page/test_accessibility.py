@@ -13,8 +13,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from node_kit import kit_modules
 from server.live import LiveServer
+from support.node_kit import kit_modules
 
 from .conftest import new_session, send, wait_ready
 

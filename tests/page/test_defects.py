@@ -12,7 +12,7 @@ from playwright.sync_api import Page, Request, Route, expect
 
 from server.agent import DANGER_LOG
 from server.live import TOKENS, LiveServer
-from waiting import wait_until
+from support.waiting import wait_until
 
 from .conftest import new_session, send, wait_ready
 

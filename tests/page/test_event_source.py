@@ -21,7 +21,7 @@ from hookline import Agent
 from hookline.sessions import SessionStore
 from server.live import LiveServer
 from server.live_agents import LiveModel, steps, told
-from waiting import DEADLINE, wait_until
+from support.waiting import DEADLINE, wait_until
 
 LISTEN = """
 ([path]) => {

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from server.agent import DANGER_LOG
 from server.live import LiveServer
 from server.live_agents import told
-from waiting import DEADLINE, wait_until
+from support.waiting import DEADLINE, wait_until
 
 from .conftest import new_session, send, wait_ready
 

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from hookline import Event, TextPart
 from hookline.sessions import SessionStore, SQLiteSessionStore
 from server.live import LiveServer
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
 from .agents import page_agent
 from .conftest import send, wait_ready

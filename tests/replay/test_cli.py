@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backends import open_store
+from support.backends import open_store
 
 from .agents import agent
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from waiting import await_until
+from support.waiting import await_until
 
 from .agent import DANGER_LOG
 

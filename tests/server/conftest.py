@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import httpx
 import pytest
 
-from postgres_db import fresh_database
+from support.postgres_db import fresh_database
 
 from .fixtures import make_server, server, store
 from .live import TOKENS, LiveServer

@@ -7,7 +7,7 @@ from typing import Any
 
 import uvicorn
 
-from waiting import wait_until
+from support.waiting import wait_until
 
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 """The bearer tokens (and their users) of the servers that check them."""

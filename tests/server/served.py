@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from waiting import DEADLINE, wait_until
+from support.waiting import DEADLINE, wait_until
 
 HOOKLINE = shutil.which("hookline", path=str(Path(sys.executable).parent))
 """The console script of the venv running the tests (None: not installed)."""

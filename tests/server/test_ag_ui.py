@@ -26,7 +26,7 @@ from pydantic import TypeAdapter
 from hookline import Agent, ToolCallPart
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
-from node_kit import run_node
+from support.node_kit import run_node
 
 from .agent import DANGER_LOG, SLOW_SECONDS
 from .api import full_log

@@ -19,7 +19,7 @@ import pytest
 from hookline import Agent
 from hookline.hooklib import OutputGuardrail
 from hookline.sessions import SessionStore
-from node_kit import node_output, run_node
+from support.node_kit import node_output, run_node
 
 from .agent import DANGER_LOG, make_agent
 from .live import LiveServer

@@ -24,7 +24,7 @@ from hookline.sessions import SessionStore
 from hookline.sessions.base import RunHold
 from hookline.sessions.memory import InMemorySessionStore
 from hookline.sessions.sqlite import SQLiteSessionStore
-from waiting import await_until
+from support.waiting import await_until
 
 from .agent import DANGER_LOG
 from .api import SSE, full_log, paused_on_danger, sse_frames

@@ -15,7 +15,7 @@ import pytest
 
 from hookline.models import ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
-from waiting import await_until
+from support.waiting import await_until
 
 from .agent import make_agent, script
 from .api import SSE, Frame, full_log, model_called, new_session

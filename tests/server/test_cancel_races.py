@@ -21,7 +21,7 @@ from hookline.server.runs import RunManager
 from hookline.server.sse import subscription_frames
 from hookline.server.watcher import LogWatcher
 from hookline.sessions import InMemorySessionStore
-from waiting import DEADLINE, assert_cancelled, await_until
+from support.waiting import DEADLINE, assert_cancelled, await_until
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import pytest
 from hookline import Event, TextPart
 from hookline.server.hub import SessionHub
 from hookline.server.sse import replay
-from waiting import DEADLINE, await_until
+from support.waiting import DEADLINE, await_until
 
 from .api import SSE, new_session
 from .live import LiveServer

@@ -14,7 +14,7 @@ from hookline import Agent, State, StatusOptions, hook
 from hookline.models import ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
 from hookline.usage import Usage
-from waiting import DEADLINE, await_until
+from support.waiting import DEADLINE, await_until
 
 from .agent import DANGER_LOG, WordStreamingModel
 from .api import new_session

@@ -12,7 +12,7 @@ from hookline._run.status import describe_answer
 from hookline.models import ModelResponse
 from hookline.server.inspection import CallEvents
 from hookline.usage import Usage
-from waiting import await_until
+from support.waiting import await_until
 
 from .agent import DANGER_LOG
 from .api import new_session

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from postgres_db import fresh_database
-from waiting import DEADLINE, await_until
+from support.postgres_db import fresh_database
+from support.waiting import DEADLINE, await_until
 
 from .api import SSE, Frame, full_log, new_session, sse_frames
 from .live_agents import told

@@ -11,7 +11,7 @@ import pytest
 
 from hookline.server import create_app
 from hookline.sessions.postgres import PostgresSessionStore
-from postgres_db import admin
+from support.postgres_db import admin
 
 from .agent import make_agent
 from .live import TOKENS, LiveServer

@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from postgres_db import fresh_database
-from waiting import DEADLINE, await_until
+from support.postgres_db import fresh_database
+from support.waiting import DEADLINE, await_until
 
 from .api import SSE, Frame, new_session, sse_frames
 from .served import HOOKLINE, Served

@@ -12,7 +12,7 @@ import pytest
 from hookline import Event, SessionNotFound
 from hookline.sessions._notify import CONTROL_CHANNEL, EVENTS_CHANNEL, Notifier
 from hookline.sessions.postgres import PostgresSessionStore
-from postgres_db import fresh_database
+from support.postgres_db import fresh_database
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from hookline.server import create_app
 from hookline.server.errors import STORE_UNAVAILABLE, RedactingFilter, error_body
 from hookline.sessions import InMemorySessionStore
 from hookline.sessions.postgres import PostgresSessionStore
-from postgres_db import with_password
+from support.postgres_db import with_password
 
 from .agent import make_agent
 from .api import SSE, new_session, sse_frames

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from waiting import wait_until
+from support.waiting import wait_until
 
 from .served import HOOKLINE, Served
 

@@ -14,7 +14,7 @@ from hookline import Event, TextPart
 from hookline.events import EVENTS_ADAPTER
 from hookline.server.sse import encode_event, wants_sse
 from hookline.sessions import SessionStore
-from waiting import await_until
+from support.waiting import await_until
 
 from .agent import DANGER_LOG
 from .api import SSE, Frame, model_called, new_session, sse_frames

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from hookline.server import Webhooks
 from hookline.testing._serve import serve_in_thread
-from waiting import await_until
+from support.waiting import await_until
 
 from .api import full_log, new_session
 from .live import LiveServer

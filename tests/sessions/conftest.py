@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
-from postgres_db import SERVER, fresh_database
+from support.postgres_db import SERVER, fresh_database
 
 BACKENDS = ["memory", "sqlite", "postgres"]
 

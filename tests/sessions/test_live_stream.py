@@ -19,7 +19,7 @@ import pytest
 from hookline import Agent, Event, RunContext, State, ToolCallPart, hook, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse, ModelStreamEvent, ResponseDone, TextDelta
 from hookline.sessions import SessionStore
-from waiting import DEADLINE, await_until
+from support.waiting import DEADLINE, await_until
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,7 @@ from hookline.sessions._migrations import MIGRATIONS, SQLITE, create_migrations_
 from hookline.sessions.base import Blob, Session
 from hookline.testing.store_contract import SessionStoreContract
 from hookline.types import View
-from postgres_db import older_database
+from support.postgres_db import older_database
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import asyncio
 import pytest
 
 from hookline.sessions._notify import Notifier
-from waiting import DEADLINE, assert_cancelled, await_until
+from support.waiting import DEADLINE, assert_cancelled, await_until
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import TextPart, ToolCallPart
 from hookline.sessions import PostgresSessionStore, SessionStore
-from postgres_db import older_database
+from support.postgres_db import older_database
 
 pytestmark = pytest.mark.anyio
 

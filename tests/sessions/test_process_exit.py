@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from exiting import run_until_exit
 from hookline.conversation import conversation_problem
 from hookline.events import Event
 from hookline.sessions import SQLiteSessionStore
+from support.exiting import run_until_exit
 
 # The whole process may take this long on a loaded machine; a hang is caught by it.
 CEILING = 20.0

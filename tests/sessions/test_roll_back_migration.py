@@ -11,7 +11,7 @@ import pytest
 from hookline import Event, Message
 from hookline.sessions import PostgresSessionStore, SessionStore, SQLiteSessionStore
 from hookline.sessions._migrations import MIGRATIONS, SQLITE, create_migrations_table
-from postgres_db import older_database
+from support.postgres_db import older_database
 
 pytestmark = pytest.mark.anyio
 

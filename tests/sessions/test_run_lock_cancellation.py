@@ -27,7 +27,7 @@ import pytest
 from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from hookline.sessions._postgres_locks import _TAKE
 from hookline.sessions._sqlite_thread import Job
-from waiting import DEADLINE, assert_cancelled, await_until
+from support.waiting import DEADLINE, assert_cancelled, await_until
 
 pytestmark = pytest.mark.anyio
 

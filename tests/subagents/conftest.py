@@ -1,5 +1,5 @@
-"""The stores the sub-agent tests run on (`tests/backends.py`)."""
+"""The stores the sub-agent tests run on (`tests/support/backends.py`)."""
 
-from backends import backend, shared, store
+from support.backends import backend, shared, store
 
 __all__ = ["backend", "shared", "store"]

@@ -14,7 +14,7 @@ from hookline._run.resume import paused_calls
 from hookline.events import run_end
 from hookline.sessions import SessionStore
 from hookline.subagents import child_session_id, children_of
-from run_paths import PATHS, run_by
+from support.run_paths import PATHS, run_by
 
 from .agents import delegate, lead, middle, researcher, worker
 

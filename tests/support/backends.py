@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hookline.sessions import InMemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
-from postgres_db import fresh_database
+from support.postgres_db import fresh_database
 
 __all__ = ["backend", "open_store", "shared", "store"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from waiting import DEADLINE
+from support.waiting import DEADLINE
 
-SCRIPTS = Path(__file__).with_name("node")
+SCRIPTS = Path(__file__).parents[1] / "node"
 KIT = Path(os.environ.get("HOOKLINE_NODE_KIT") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
            / "hookline-node-kit")
 
