@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import signal
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -67,17 +68,18 @@ def test_sigterm_with_drain_lets_a_running_run_finish_and_readyz_says_draining(t
     served = Served(AGENT, ":memory:", tmp_path, "--drain", "10")
     try:
         url = served.wait_url()
-        session = httpx.post(f"{url}/v1/sessions", json={}).json()["id"]
+        session, other = (httpx.post(f"{url}/v1/sessions", json={}).json()["id"] for _ in range(2))
         with httpx.Client(base_url=url, timeout=30) as kept, ThreadPoolExecutor(1) as pool:
-            assert kept.get("/readyz").status_code == 200  # the connection stays open for the drain
-            running = pool.submit(kept.post, f"/v1/sessions/{session}/runs", json={"prompt": "steps 4 2.0"})
-            wait_until(lambda: "step 1 of 4" in str(httpx.get(f"{url}/v1/sessions/{session}/events").json()),
-                       "the run's tool began")
+            assert kept.get("/readyz").status_code == 200
+            running = pool.submit(kept.post, f"/v1/sessions/{session}/runs", json={"prompt": "steps 6 6.0"})
+            # the run's status lines are stored when its tool ends: ask whether it runs, not for its lines
+            wait_until(lambda: httpx.get(f"{url}/v1/inspect/sessions/{session}").json()["running"], "the run began")
             served.process.send_signal(signal.SIGTERM)
-            with httpx.Client(base_url=url, timeout=30) as other_kept:  # a new connection is refused once it stops
-                draining = _readyz_while_draining(kept, other_kept)
+            draining = _readyz_while_draining(url, running)
+            late = httpx.post(f"{url}/v1/sessions/{other}/runs", json={"prompt": "hello"}, timeout=10)
             answer = running.result()
         assert draining == "draining"
+        assert (late.status_code, late.json()["error"], late.headers.get("retry-after")) == (503, "draining", "1")
         assert (answer.status_code, answer.json()["stop_reason"], answer.json()["output"]) == (200, "completed",
                                                                                               "stepped")
         assert served.process.wait(15) in (0, -signal.SIGTERM), "it ends once the run has (as SIGTERM ends it)"
@@ -85,12 +87,14 @@ def test_sigterm_with_drain_lets_a_running_run_finish_and_readyz_says_draining(t
         served.stop()
 
 
-def _readyz_while_draining(*clients: httpx.Client) -> str | None:
-    for client in clients:
+def _readyz_while_draining(url: str, running: Future[httpx.Response]) -> str | None:
+    """What /readyz says on a new connection once it answers 503, asked until it does or the run ends."""
+    while not running.done():
         try:
-            answer = client.get("/readyz")
-        except httpx.HTTPError:
-            continue
+            answer = httpx.get(f"{url}/readyz", timeout=5)
+        except httpx.HTTPError:  # refused once the server stops listening
+            return None
         if answer.status_code == 503:
             return str(answer.json()["error"])
+        time.sleep(0.05)
     return None

@@ -19,8 +19,10 @@ at `--log-level` (default `info`), every line passed through `hookline._redact.r
 Ctrl-C (or SIGTERM) stops the server within 2 s: it stops taking connections, gives
 running runs `SHUTDOWN_GRACE` seconds to finish, then cancels them (each records "run
 cancelled", and its streams end with that line). With `--drain N`, SIGTERM (what an
-orchestrator sends) gives them N seconds instead, `/readyz` answering 503 `draining`
-meanwhile; Ctrl-C still stops within 2 s. uvicorn alone would first wait for every
+orchestrator sends) gives them up to N seconds instead, the server still listening
+meanwhile: `/readyz` answers 503 `draining` and a new run 503 `draining` (with
+`Retry-After`), so a balancer sends work elsewhere; then it stops. Ctrl-C still stops
+within 2 s. uvicorn alone would first wait for every
 open stream to end, that is for every run to finish, before it tells the app to shut
 down. Past `_STOP_LIMIT` (a run that ignores cancellation), or on a second Ctrl-C, the
 process ends at once.
@@ -39,6 +41,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -230,21 +233,29 @@ def _serve(uvicorn: Any, app: Any, options: ServeOptions, sock: socket.socket, e
         def handle_exit(signum: int, frame: Any) -> None:
             if server.should_exit:  # a second Ctrl-C: no more waiting
                 quit_now()
+            if signum == signal.SIGTERM and options.drain > SHUTDOWN_GRACE and not runs.closing:
+                # still listening while the runs finish: /readyz says draining and new runs are
+                # refused, so a balancer sends them elsewhere; then it stops (a Ctrl-C at once)
+                loop.call_soon_threadsafe(_close_runs, runs, options.drain, partial(stop, signum, frame))
+                limit = _STOP_LIMIT + 2 * options.drain
+                watchdog(limit, f"interrupted: the server did not stop within {limit:g} s")
+                return
             stop(signum, frame)
-            grace = max(options.drain, SHUTDOWN_GRACE) if signum == signal.SIGTERM else SHUTDOWN_GRACE
-            loop.call_soon_threadsafe(_close_runs, runs, grace)
-            limit = _STOP_LIMIT + grace - SHUTDOWN_GRACE
-            watchdog(limit, f"interrupted: the server did not stop within {limit:g} s")
+            loop.call_soon_threadsafe(_close_runs, runs, SHUTDOWN_GRACE)
+            watchdog(_STOP_LIMIT, f"interrupted: the server did not stop within {_STOP_LIMIT:g} s")
 
         server.handle_exit = handle_exit
         # Not server.run(): its asyncio.run would wait, at the end, for threads a cancelled run left busy.
         loop.run(server.serve(sockets=[sock]), ctrl_c=False)
 
 
-def _close_runs(runs: RunManager, grace: float) -> None:
+def _close_runs(runs: RunManager, grace: float, then: Callable[[], None] | None = None) -> None:
+    """Let the runs finish for `grace` s, then cancel them; `then()` once they have ended."""
     task = asyncio.ensure_future(runs.aclose(grace))
     _closing.add(task)
     task.add_done_callback(_closing.discard)
+    if then is not None:
+        task.add_done_callback(lambda _: then())
 
 
 _closing: set[asyncio.Future[None]] = set()  # keeps the task alive until it is done

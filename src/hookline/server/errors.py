@@ -136,7 +136,7 @@ def failure_response(method: str, path: str, exc: Exception) -> Response:
         return error_response(ErrorBody(error="internal_error", message="internal server error (see the server log)"),
                               500)
     status, body = error_body(exc)
-    if status >= 500:
+    if status >= 500 and not isinstance(exc, ProtocolError):  # a protocol error is the request's, not a fault
         logger.error("%s %s failed: %s", method, path, exc, exc_info=exc)
     return error_response(body, status, {"Retry-After": RETRY_AFTER} if status == 503 else None)
 

@@ -22,11 +22,13 @@ from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message
 from hookline.server.audit import approval_audit
-from hookline.server.errors import error_body
+from hookline.server.errors import ProtocolError, error_body
 from hookline.server.hub import SessionHub
 from hookline.sessions import SessionStore
 
 __all__ = ["RunChannel", "RunManager", "failure_event", "prompt_request", "resume_request"]
+
+_DRAINING = "this server is stopping and takes no new run; send it to another server (Retry-After)"
 
 logger = logging.getLogger("hookline.server")
 
@@ -193,7 +195,13 @@ class RunManager:
             asyncio.get_running_loop().call_later(_RETRY_CANCEL, self._cancel_when_begun, session_id, request)
 
     def start(self, session_id: str, request: PromptRequest) -> RunChannel:
-        """Stream `request` in a task of its own; `SessionBusy` if this session already runs here."""
+        """Stream `request` in a task of its own; `SessionBusy` if this session already runs here.
+
+        Raises:
+            ProtocolError: 503 `draining`: the server is stopping (`aclose` began), its runs finishing.
+        """
+        if self._closing:
+            raise ProtocolError(_DRAINING, status=503, code="draining")
         if session_id in self._active:
             raise SessionBusy(session_id, "a run on this server is writing to it")
         hub = self.hub(session_id)
