@@ -51,7 +51,7 @@ def test_switching_sessions_mid_run_keeps_each_view_to_its_session(server: LiveS
 
 def test_reloading_mid_run_reattaches_and_shows_the_run_to_its_end(server: LiveServer, page: Page) -> None:
     new_session(page)
-    send(page, "slow and steady")
+    send(page, "slow 3 and steady")  # time enough for a reload on a busy machine (0.6 s were not, in CI)
     expect(page.locator("details.activity summary").last).to_contain_text("turn 1: calling model")
     resumed: list[Request] = []
     page.on("request", lambda r: resumed.append(r) if "/events/stream" in r.url else None)

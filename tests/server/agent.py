@@ -3,7 +3,7 @@
 Its model is a `FunctionModel` whose script reads the last message:
 - "add ..."    -> calls the `add` tool, then answers with its result;
 - "danger ..." -> calls the `danger` tool, which the `guard` hook interrupts for approval;
-- "slow ..."   -> answers after `SLOW_SECONDS`;
+- "slow ..."   -> answers after `SLOW_SECONDS` ("slow 3 ...": after 3 s);
 - "fail ..."   -> the provider fails (`ModelError`, 503);
 - "boom ..."   -> calls `add`, and the `explode` after_tool hook raises;
 - anything else -> "You said: <text>".
@@ -73,11 +73,20 @@ async def script(request: ModelRequest) -> ModelResponse:
     if text.startswith("boom"):
         return _call("add", a=1, b=1)
     if text.startswith("slow"):
-        await asyncio.sleep(SLOW_SECONDS)  # the model's work
+        await asyncio.sleep(_seconds_asked(text) or SLOW_SECONDS)  # the model's work
         return ModelResponse(text="slow answer")
     if text.startswith("fail"):
         raise ModelError("the provider is down", status_code=503, provider="function")
     return ModelResponse(text=f"You said: {text}")
+
+
+def _seconds_asked(text: str) -> float | None:
+    """The seconds "slow 3 ..." asks for; None when its second word is not a number."""
+    words = text.split()
+    try:
+        return float(words[1]) if len(words) > 1 else None
+    except ValueError:
+        return None
 
 
 class WordStreamingModel(FunctionModel):
