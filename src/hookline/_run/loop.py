@@ -406,8 +406,11 @@ class Run:
             self._release_injections()
             return
         to_run = [c for c in calls if c.id not in decisions] if decisions else calls
-        if self.recorder.active:
-            await self._record_starts(to_run)
+        if self.recorder.active:  # "running add(a=1, b=2)": on record before the call runs, at most once after a kill
+            for call in to_run:
+                self.scope.call_started(call)
+            if self.recorder.store is not None:
+                await self.recorder.flush()
         turn.started = to_run
         rest = self.runner.start(self.tools, to_run, turn.ran)
         if rest is not None:  # some calls wait (I/O): those that could be answered at once were
@@ -427,13 +430,6 @@ class Run:
             self._release_injections()
         if self.runner.exit_tools and self.stop_reason is None:
             self._exit_if_done(results, turn.ran)
-
-    async def _record_starts(self, calls: list[ToolCallPart]) -> None:
-        """"running add(a=1, b=2)" for each call, on record before it runs: at most once, even after a kill."""
-        for call in calls:
-            self.scope.call_started(call)
-        if self.recorder.store is not None:
-            await self.recorder.flush()
 
     def _exit_if_done(self, results: list[ToolResultPart], ran: dict[str, ToolResultPart]) -> None:
         """An exit condition: a tool it names ran and succeeded, so the run ends, its value the output."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import deque
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from functools import partial
 from itertools import count
 from typing import Any, Generic, TypeVar, cast
@@ -81,13 +81,16 @@ class Recorder:
         queue: Where `.stream()` reads events from, or None.
     """
 
-    __slots__ = ("_buffer", "_ids", "_live", "_sent", "active", "last_write", "queue", "session_id", "store")
+    __slots__ = ("_buffer", "_ids", "_live", "_sent", "active", "add", "last_write", "queue", "session_id", "store")
 
     def __init__(self, store: SessionStore | None, session_id: str | None, queue: StreamQueue | None) -> None:
         self.store = store
         self.session_id = session_id
         self.queue = queue
         self.active = store is not None or queue is not None
+        self.add: Callable[[Event], None] = queue.put if store is None and queue is not None else self._buffered
+        """Record an event at the next flush (at once when streaming without a store): the queue's
+        own `put` then, since a streamed run records a few events a turn."""
         self._buffer: list[Event] = []
         self._sent = 0  # how many buffered events went out live (a prefix: the stream keeps the log's order)
         self._live: set[str] = set()  # the ids of events streamed before they were stored
@@ -95,12 +98,9 @@ class Recorder:
         self.last_write: LastWrite | None = None
         """The run's last write, with its state (`RunHold.finish`); None: `store.append_and_save_state`."""
 
-    def add(self, event: Event) -> None:
-        """Record `event` at the next flush (at once when streaming without a store)."""
+    def _buffered(self, event: Event) -> None:
         if self.store is not None:
             self._buffer.append(event)
-        elif self.queue is not None:
-            self.queue.put(event)
 
     def add_now(self, event: Event) -> None:
         """Record `event` at the next flush, and stream it (with what is buffered before it) at once."""
