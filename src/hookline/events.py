@@ -138,6 +138,11 @@ class StatusOptions(BaseModel):
     instructions, tools and settings of that call) in the model's status line, as
     `metadata["request"]`, for the web page's inspector. Each holds the whole conversation so far,
     so the log grows with the square of its length: a debugging switch."""
+    state: bool = False
+    """Also record `state.data` in a session's log: as the run finds it, and at each flush (before a
+    model call, before tools run, at the end) where it changed, a copy in a marker
+    (`metadata["state"]`), for the inspector's "state at this event" and for forks made there.
+    Costs a JSON encoding of the state per flush, and the log a copy of it per change."""
     tool_logs: bool = True
     """Capture log records emitted by tool code during its call as tool status events (with `tool`)."""
     hook_logs: bool = False

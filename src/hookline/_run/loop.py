@@ -38,6 +38,7 @@ from hookline._run.prompt_view import PromptView, load_media
 from hookline._run.recorder import Recorder, StreamQueue
 from hookline._run.resume import Answer, AuditLines
 from hookline._run.run_scope import RunScope
+from hookline._run.state_record import StateRecord
 from hookline._run.tool_runner import ToolRunner
 from hookline._run.tool_turn import ToolTurn, closing_results, pause_line, pauses, unrun_results
 from hookline._run.turn_buffer import TurnBuffer
@@ -71,7 +72,7 @@ class Run:
         "_calls", "_cancel_requested", "_hooked", "_loop", "_paused", "_prompt_record", "_status", "_status_on",
         "_task", "_trace", "_turn", "_unanswered", "_watch", "agent", "approvals", "audit", "buffer", "history",
         "interruptions", "max_turns", "new_messages", "output", "prompt", "recorder", "retried_output", "run_tools",
-        "runner", "scope", "session", "state", "stop_reason", "tools", "view",
+        "runner", "scope", "session", "state", "state_record", "stop_reason", "tools", "view",
     )
 
     def __init__(
@@ -126,6 +127,9 @@ class Run:
         gate = ModelGate(any(getattr(b.hook, "holds_stream", False) for b in agent.hooks.get(_AFTER_LLM, ())))
         self._calls = ModelCalls(agent, self.recorder, self.scope, gate, self._trace)
         self._prompt_record = PromptRecord(self.recorder, session)
+        recording_state = session is not None and agent.status.state
+        self.state_record = StateRecord(self.recorder, agent.name) if recording_state else None
+        """`state.data` on record where it changed (`StatusOptions(state=True)`), at each flush; None: off."""
 
     # -- the table of contents -------------------------------------------------------------
 
@@ -193,6 +197,7 @@ class Run:
         return True
 
     async def _begin(self) -> None:
+        self._note_state()  # the state the run starts from, before its prompt
         if self.prompt is not None:
             if self._unanswered:  # the session's last run left calls open: a new prompt closes them
                 self._append_results((self._paused or PausedTurn([])).closed(list(self._unanswered.values())))
@@ -236,6 +241,8 @@ class Run:
             self._status("agent", f"run {ended}", force=True, run_end=ended)
         try:  # the last events and the state, in one write where the store can
             if self.session is not None:
+                if unsaveable is None:
+                    self._note_state()
                 await self.recorder.flush(state=self.state.data if unsaveable is None else None)
         except Exception as exc:
             error = error or exc
@@ -272,6 +279,10 @@ class Run:
         self.output, self.stop_reason = messages[-1].text, "completed"
         return True
 
+    def _note_state(self) -> None:
+        if self.state_record is not None:
+            self.state_record.note(self.state.data)
+
     def _unsaveable_state(self) -> ConfigError | None:
         """Why `state.data` cannot be saved, if it cannot: checked before the last status says how the run ended."""
         try:
@@ -304,6 +315,7 @@ class Run:
         if self._hooked:
             self._watch.before_model(state)
         request = self._request(offer_tools)
+        self._note_state()
         # what the turn recorded, on record before the model answers (the prompt, if it waited for this flush)
         if self.recorder.store is not None and await self._prompt_record.flush(state.messages, self.new_messages):
             request.messages = self.view.messages(state)  # the stored prompt took the user's prepared parts
@@ -410,6 +422,7 @@ class Run:
             for call in to_run:
                 self.scope.call_started(call)
             if self.recorder.store is not None:
+                self._note_state()
                 await self.recorder.flush()
         turn.started = to_run
         rest = self.runner.start(self.tools, to_run, turn.ran)
