@@ -9,9 +9,9 @@ answer, it is that answer regenerated. The new session then goes on with `resume
 session is left as it was.
 
 Copied events get new ids, seqs and times; each keeps where it came from, and its
-original time, in `metadata["copied_from"]`. The fork's `State.data` is a copy of the
-source session's as it is now (the log does not record how the state changed over time),
-or the `state` the fork asks for.
+original time, in `metadata["copied_from"]`. The fork's `State.data` is the `state` the fork
+asks for, else the state recorded last before the event it is made at (by runs with
+`StatusOptions(state=True)`), else a copy of the source session's as it is now.
 Images and files are copied with their bytes: the fork's log names them by digest as the
 source's does, and its store must hold them.
 """
@@ -26,6 +26,7 @@ from hookline.errors import ConfigError
 from hookline.events import Event
 from hookline.messages import Part, TextPart, ToolCallPart, ToolResultPart
 from hookline.server.inspect_schemas import ForkBody
+from hookline.server.recorded_state import state_before
 from hookline.sessions import Session, SessionStore
 
 __all__ = ["FORK_AUTHOR", "fork_session", "forked_log"]
@@ -44,7 +45,9 @@ async def fork_session(store: SessionStore, source: Session, body: ForkBody, use
     events = await store.events(source.id, view="all")
     log = forked_log(source.id, events, body, user)
     log = await load_media(store, source.id, log)  # the fork's store keeps its own copy of the bytes
-    state = dict(source.state) if body.state is None else body.state
+    state = body.state if body.state is not None else state_before(events, body.at_seq)
+    if state is None:
+        state = dict(source.state)
     fork = await store.create(app=source.app, user=user, session_id=body.id, state=state)
     try:
         await store.append_events(fork.id, log)

@@ -23,6 +23,7 @@ from hookline.server.errors import error_response, json_response
 from hookline.server.forking import fork_session
 from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionState, SessionSummary, Timeline, Traces
 from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of, title_of
+from hookline.server.recorded_state import SCAN, recorded_states
 from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
 from hookline.sessions import Session
@@ -107,11 +108,27 @@ def _results(event: Event) -> list[str]:
     return [p.content for p in event.parts if isinstance(p, ToolResultPart)]
 
 
-@inspect_api.get("/sessions/{session_id}/state", response_model=SessionState, responses=_errors(401, 404))
-async def session_state(context: Ctx, user: User, session_id: SessionId) -> Response:
-    """The session's `state.data` alone (the session itself comes with a page of its events)."""
+@inspect_api.get("/sessions/{session_id}/state", response_model=SessionState, responses=_errors(401, 404, 422))
+async def session_state(
+    context: Ctx, user: User, session_id: SessionId,
+    at_seq: Annotated[int | None, Query(ge=1, le=MAX_SEQ, description="the state as recorded at this event")] = None,
+) -> Response:
+    """The session's `state.data` alone (the session itself comes with a page of its events).
+
+    With `at_seq`, the state as recorded at that event, and the one recorded before it: what
+    runs with `StatusOptions(state=True)` keep (422 where none is on record).
+    """
     session = await context.store.get(session_id, user=user, with_events=False)
-    return json_response(SessionState(session_id=session_id, state=session.state))
+    if at_seq is None:
+        return json_response(SessionState(session_id=session_id, state=session.state))
+    found = await recorded_states(context.store, session_id, at_seq)
+    if not found:
+        message = (f"no state is on record at or before event {at_seq} (within the {SCAN} events before it): "
+                   "a run records its state with StatusOptions(state=True)")
+        return error_response(ErrorBody(error="state_not_recorded", message=message), 422)
+    (recorded_seq, state), *earlier = found
+    return json_response(SessionState(session_id=session_id, state=state, at_seq=at_seq, recorded_seq=recorded_seq,
+                                      previous=earlier[0][1] if earlier else None))
 
 
 @inspect_api.get("/inspect/tools", response_model=list[ToolSpec], responses=_errors(401))

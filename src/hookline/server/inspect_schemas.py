@@ -47,12 +47,18 @@ class SessionSummary(BaseModel):
 
 
 class SessionState(BaseModel):
-    """A session's `state.data`."""
+    """A session's `state.data`, as saved or as recorded at an event (`StatusOptions(state=True)`)."""
 
     session_id: str
     """The session."""
     state: dict[str, Any]
-    """Its `state.data` as saved."""
+    """Its `state.data` as saved; with `at_seq`, as recorded at that event."""
+    at_seq: int | None = None
+    """The event asked about (`?at_seq=`); None: the state as saved."""
+    recorded_seq: int | None = None
+    """The marker that recorded `state`: the last one at or before `at_seq`."""
+    previous: dict[str, Any] | None = None
+    """The state recorded before that one, what the change at `recorded_seq` was made to; None: none within reach."""
 
 
 class Span(BaseModel):
@@ -254,7 +260,7 @@ class ForkBody(BaseModel):
     `text` edits a user message (its text parts become this text; its other parts stay);
     `content` edits a tool result; with neither, the fork holds the log before event
     `at_seq`, whatever event it is (an answer: regenerate it). `state` replaces the fork's
-    `state.data` (by default a copy of the source session's as it is now).
+    `state.data` (by default the state recorded before `at_seq`, else the source session's now).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -269,7 +275,8 @@ class ForkBody(BaseModel):
     is_error: StrictBool = False
     """Whether the edited tool result is an error."""
     state: dict[str, Any] | None = None
-    """The fork's `state.data`; None: a copy of the source session's as it is now."""
+    """The fork's `state.data`; None: the state recorded last before `at_seq` (`StatusOptions(state=True)`),
+    else a copy of the source session's as it is now."""
     id: Annotated[str, Field(json_schema_extra={"pattern": SESSION_ID_PATTERN})] | None = None
     """The new session's id; a random one when absent. Taken ids answer 409."""
 
