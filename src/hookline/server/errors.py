@@ -11,6 +11,11 @@ failing deps factory (500 `deps_failed`, `hookline.server.deps`). A failing
 session store answers 503 `store_unavailable` with a message that says only that: what
 failed inside (the database, its address, its own error) goes to the server log.
 
+A run that crashes (an exception hookline does not know) is logged once, by its run
+(`runs.RunManager`), with its traceback and its session's id; what answers the run (the
+request awaiting it, a stream, a protocol surface) gets a `RunCrashed` from it, answers 500
+`internal_error` and logs nothing more.
+
 No answer and no log line carries a credential: every message goes through
 `hookline._redact.redact`, and the `hookline.server` logger redacts its records (message
 and traceback) with `RedactingFilter`, whatever handler the program gives it. A 503 says
@@ -46,6 +51,7 @@ __all__ = [
     "ProtocolError",
     "STORE_UNAVAILABLE",
     "RedactingFilter",
+    "RunCrashed",
     "error_body",
     "error_response",
     "failure_response",
@@ -76,6 +82,19 @@ class ProtocolError(HooklineError):
         super().__init__(message)
         self.status = status
         self.code = code
+
+
+class RunCrashed(HooklineError):
+    """A run that failed with an exception hookline does not know (its `__cause__`), logged where it failed.
+
+    The run's task logs the traceback once, naming the session; whoever answers the run
+    answers 500 `internal_error` (the message sends the reader to the server log) and does
+    not log it again.
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"the run on session {session_id!r} failed (see the server log)")
+        self.session_id = session_id
 
 
 _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
@@ -136,7 +155,8 @@ def failure_response(method: str, path: str, exc: Exception) -> Response:
         return error_response(ErrorBody(error="internal_error", message="internal server error (see the server log)"),
                               500)
     status, body = error_body(exc)
-    if status >= 500 and not isinstance(exc, ProtocolError):  # a protocol error is the request's, not a fault
+    # A protocol error is the request's, not a fault; a crashed run was logged by the run.
+    if status >= 500 and not isinstance(exc, ProtocolError | RunCrashed):
         logger.error("%s %s failed: %s", method, path, exc, exc_info=exc)
     return error_response(body, status, {"Retry-After": RETRY_AFTER} if status == 503 else None)
 

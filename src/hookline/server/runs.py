@@ -22,7 +22,7 @@ from hookline.errors import HooklineError, MaxTurnsExceeded, SessionBusy
 from hookline.events import Event
 from hookline.messages import DocumentPart, Message
 from hookline.server.audit import approval_audit
-from hookline.server.errors import ProtocolError, error_body
+from hookline.server.errors import ProtocolError, RunCrashed, error_body
 from hookline.server.hub import SessionHub
 from hookline.sessions import SessionStore
 
@@ -225,8 +225,7 @@ class RunManager:
         except MaxTurnsExceeded as exc:
             result = exc.result
         except Exception as exc:
-            error = exc
-            _log_failure(channel.session_id, exc)
+            error = _logged(channel.session_id, exc)
             if channel.published:
                 channel.publish(failure_event(exc, request.agent.name))
         except asyncio.CancelledError:
@@ -267,11 +266,15 @@ class RunManager:
             task.cancel()
 
 
-def _log_failure(session_id: str, exc: BaseException) -> None:
+def _logged(session_id: str, exc: Exception) -> Exception:
+    """Log a run's failure; return the error its channel keeps (a crash: a `RunCrashed`, logged here only)."""
     if isinstance(exc, HooklineError):
         logger.warning("run on session %s failed: %s", session_id, exc)
-    else:
-        logger.error("run on session %s failed", session_id, exc_info=exc)
+        return exc
+    logger.error("run on session %s failed", session_id, exc_info=exc)
+    crashed = RunCrashed(session_id)
+    crashed.__cause__ = exc
+    return crashed
 
 
 def failure_event(exc: BaseException, author: str) -> Event:

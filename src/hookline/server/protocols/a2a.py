@@ -85,7 +85,7 @@ from starlette.routing import BaseRoute, Route
 from hookline.errors import HooklineError, SessionBusy, SessionNotFound
 from hookline.events import Event
 from hookline.server.auth import user_of
-from hookline.server.errors import error_body
+from hookline.server.errors import RunCrashed, error_body
 from hookline.server.protocols.a2a_card import agent_card
 from hookline.server.protocols.a2a_messages import APPROVAL, approvals_of, prompt_of
 from hookline.server.protocols.a2a_tasks import TERMINAL, TaskRef, TaskTranslator, task_span
@@ -168,7 +168,7 @@ def a2a_error(exc: BaseException) -> A2AError:
     if isinstance(exc, ProtocolError):
         return InvalidParamsError(message=str(exc))
     status, body = error_body(exc)
-    if status >= 500:
+    if status >= 500 and not isinstance(exc, RunCrashed):  # a crashed run was logged by the run
         logger.error("an A2A request failed: %s", exc, exc_info=exc)
     return _CODES.get(body.error, InternalError)(message=body.message, data={"error": body.error})
 
