@@ -80,3 +80,30 @@ export function bytes(count) {
   const [size, unit] = count < 1e6 ? [count / 1e3, "KB"] : [count / 1e6, "MB"];
   return `${size.toFixed(size < 10 ? 1 : 0)} ${unit}`;
 }
+
+// A line diff of two texts (the longest common subsequence of their lines): "-" removed, "+" added.
+export function diffLines(before, after) {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  const common = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i -= 1) {
+    for (let j = b.length - 1; j >= 0; j -= 1) {
+      common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
+    }
+  }
+  const lines = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      lines.push(["same", "  ", a[i]]); i += 1; j += 1;
+    } else if (i < a.length && (j === b.length || common[i + 1][j] >= common[i][j + 1])) {
+      lines.push(["removed", "- ", a[i]]); i += 1;
+    } else {
+      lines.push(["added", "+ ", b[j]]); j += 1;
+    }
+  }
+  return lines.map(([kind, mark, text]) => el("div", { class: `line ${kind}` },
+    el("span", { class: "mark", "aria-hidden": "true" }, mark),
+    kind === "same" ? null : el("span", { class: "visually-hidden" }, `${kind}: `), text));
+}

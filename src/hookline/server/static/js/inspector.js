@@ -3,16 +3,18 @@
 // since the one before; it follows the tail while it is at the end. The list is one tab stop
 // (a listbox): the arrow keys, Home and End move through it, and the event picked shows below:
 // first its model call (what the model was sent and answered), then its images, then its JSON
-// as a tree, folded, with JSON held in strings parsed.
+// as a tree, folded, with JSON held in strings parsed; on demand, `state.data` as recorded at
+// the event and the change that made it.
 
-import { $, clock, describeCall, duration, el, pretty, prettyContent, textOf } from "./dom.js";
+import { $, clock, describeCall, diffLines, duration, el, pretty, prettyContent, textOf } from "./dom.js";
 import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
-import { jsonTree, stateOf } from "./state.js";
+import { jsonTree, stateAt, stateOf } from "./state.js";
 
 const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && /^turn \d+: calling model$/.test(textOf(e)))
   || (e.kind === "status" && e.source === "llm") || (e.kind === "message" && e.role === "assistant");
 const PAGE = 1000;
+const DIFF_CELLS = 250_000; // lines before × lines after: the most a state's line diff compares
 
 export class Inspector {
   // handlers: {fork({at_seq, state?})}
@@ -222,10 +224,14 @@ export class Inspector {
     const fork = el("button", { type: "button", class: "edit", "aria-expanded": "false" }, "Fork before this event");
     fork.addEventListener("click", () => this.forkForm(fork, event.seq));
     const raw = el("details", { class: "raw" }, el("summary", {}, "The event's JSON"), jsonTree(event));
+    const state = el("details", { class: "state-at" }, el("summary", {}, "state.data at this event"));
+    state.addEventListener("toggle", () => {
+      if (state.open && !state.dataset.loaded) this.stateAt(state, event.seq);
+    });
     detail.replaceChildren(...[
       el("h3", {}, `Event #${event.seq}: ${label(event)}`, el("span", { class: "hint" }, ` ${clock(event.created_at)}`)),
       el("div", { class: "row" }, fork),
-      mediaView(event, this.sessionId), raw,
+      mediaView(event, this.sessionId), state, raw,
     ].filter(Boolean));
     if (!MODEL_EVENT(event)) {
       raw.open = true;
@@ -235,7 +241,19 @@ export class Inspector {
     if (call && this.selected === event.seq) raw.before(modelCallView(call));
   }
 
-  // The fork's form: its state.data to edit (a copy of the session's now), then Fork and run.
+  // `state.data` as recorded at event `seq`, and the change the flush that recorded it found.
+  async stateAt(box, seq) {
+    box.dataset.loaded = "true";
+    const found = await stateAt(this.sessionId, seq);
+    if (found.problem !== undefined) {
+      box.append(el("p", { class: "hint" }, found.problem));
+      return;
+    }
+    box.append(jsonTree(found.state, { open: 2 }), ...changeView(found));
+  }
+
+  // The fork's form: its state.data to edit (as recorded before the event, else the session's
+  // now), then Fork and run.
   async forkForm(button, seq) {
     const open = button.nextElementSibling?.classList.contains("fork-form");
     if (open) {
@@ -243,7 +261,8 @@ export class Inspector {
       button.setAttribute("aria-expanded", "false");
       return;
     }
-    const state = await stateOf(this.sessionId);
+    const recorded = seq > 1 ? await stateAt(this.sessionId, seq - 1) : { problem: "" };
+    const state = recorded.problem === undefined ? recorded.state : await stateOf(this.sessionId);
     const text = pretty(state);
     const box = el("textarea", { id: `fork-state-${seq}`, rows: Math.min(10, text.split("\n").length + 1), spellcheck: "false" });
     box.value = text;
@@ -280,6 +299,17 @@ export class Inspector {
       return null;
     }
   }
+}
+
+// What changed at the marker that recorded a state: a line diff from the state recorded before.
+function changeView({ state, previous, recorded_seq: seq }) {
+  if (previous === null) return [el("p", { class: "hint" }, `As the run found it (recorded at event #${seq}).`)];
+  const [before, after] = [pretty(previous), pretty(state)];
+  const note = el("p", { class: "hint" }, `Changed at event #${seq}, from the state recorded before:`);
+  if (before.split("\n").length * after.split("\n").length > DIFF_CELLS) {
+    return [note, jsonTree(previous, { open: 1 })];  // a line diff of these would take too long: both, as trees
+  }
+  return [note, el("div", { class: "diff", role: "group", "aria-label": "The change" }, ...diffLines(before, after))];
 }
 
 // A time of day, to the second, in 24 hours (the list's column is narrow).

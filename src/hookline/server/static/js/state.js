@@ -2,7 +2,7 @@
 // string that holds JSON (a tool's result, a model's arguments) is shown parsed, marked so.
 
 import { $, el } from "./dom.js";
-import { apiJSON, session } from "./api.js";
+import { ApiError, apiJSON, session } from "./api.js";
 
 export class StateView {
   // handlers: {lineage(id) -> {parent, children} (sessions as the list has them), open(id)}
@@ -37,6 +37,17 @@ export class StateView {
 // The current `state.data` of a session (a fork starts from a copy of it).
 export async function stateOf(sessionId) {
   return (await apiJSON(`${session(sessionId)}/state`)).state || {};
+}
+
+// The state recorded at event `seq` by a run with StatusOptions(state=True): {state, previous,
+// recorded_seq}, or {problem} (why none is on record).
+export async function stateAt(sessionId, seq) {
+  try {
+    return await apiJSON(`${session(sessionId)}/state?at_seq=${seq}`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) return { problem: error.message };
+    throw error;
+  }
 }
 
 // The tree of `value`; its first `open` levels unfolded.
