@@ -95,10 +95,9 @@ def export_session(db: str | None, session_id: str, *, as_case: str | None = Non
 
     async def fetch(store: SessionStore) -> None:
         if as_case is not None:
-            from hookline.evals import Case
+            from hookline.evals._export import CASE_VIEW, case_json
 
-            events = await store.events(session_id, view="all")
-            print(Case.of_session(events, as_case, source=session_id).model_dump_json(indent=2), flush=True)
+            print(case_json(await store.events(session_id, view=CASE_VIEW), as_case, session_id), end="", flush=True)
             return
         after = 0
         while True:

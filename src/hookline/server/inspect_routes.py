@@ -1,13 +1,16 @@
-"""The inspector's routes: session titles, status and search, a session's timeline and traces, its model calls, forks.
+"""The inspector's routes: session titles, status and search, timelines and traces, model calls, forks, cases.
 
 Each reads the session's log (`hookline.server.inspection`) or copies it
 (`hookline.server.forking`); like every `/v1` route it takes the user from the token and
-answers 404 for another user's session exactly as for a missing one. A fork or a model
-call that the log cannot give answers 422 with a message that says why and what would do.
+answers 404 for another user's session exactly as for a missing one. A fork, a model call
+or a case that the log cannot give answers 422 with a message that says why and what would do.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
+import shlex
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -16,6 +19,8 @@ from pydantic import TypeAdapter
 
 from hookline._redact import redact
 from hookline.errors import ConfigError
+from hookline.evals import Case
+from hookline.evals._export import CASE_VIEW, case_json
 from hookline.events import Event
 from hookline.messages import ToolResultPart
 from hookline.models import ToolSpec
@@ -26,9 +31,9 @@ from hookline.server.inspection import model_calls, prompts_of, rebuild_call, ru
 from hookline.server.recorded_state import SCAN, recorded_states
 from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
-from hookline.sessions import Session
+from hookline.sessions import Session, SessionStore
 
-__all__ = ["inspect_api"]
+__all__ = ["CASE_MOST_EVENTS", "inspect_api"]
 
 _SUMMARIES: TypeAdapter[list[SessionSummary]] = TypeAdapter(list[SessionSummary])
 _TOOLS: TypeAdapter[list[ToolSpec]] = TypeAdapter(list[ToolSpec])
@@ -36,6 +41,12 @@ _TAIL = 50
 """The last events of a session read for its status in the list (waiting calls, how its last run ended)."""
 _AROUND = 40
 """Characters of context on each side of a search match in its snippet."""
+CASE_MOST_EVENTS = 10_000
+"""The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
+_CASE_PAGE = 1000
+"""Events read for a case at a time: each page is decoded on the event loop, so none is long."""
+_TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "
+             "with the command line, on this server's store: hookline sessions export {arg} --as-case --db URL")
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -184,6 +195,47 @@ async def fork(context: Ctx, user: User, session_id: SessionId, body: ForkBody) 
     except ConfigError as exc:
         return error_response(ErrorBody(error="invalid_fork", message=redact(str(exc))), 422)
     return json_response(created, 201, {"Location": f"/v1/sessions/{created.id}"})
+
+
+@inspect_api.get("/sessions/{session_id}/case", response_model=Case, responses=_errors(401, 404, 422))
+async def session_case(
+    context: Ctx, user: User, session_id: SessionId,
+    name: Annotated[str | None, Query(min_length=1, max_length=200,
+                                      description="the case's name; the session's id if not given")] = None,
+) -> Response:
+    """The eval case the session makes, as a file to save: what `hookline sessions export ID --as-case` prints.
+
+    The log is read a page at a time, at most `CASE_MOST_EVENTS` events: a longer one answers
+    422 `too_long` (the command line makes its case), one without a prompt 422 `no_prompt`.
+    """
+    await context.store.get(session_id, user=user, with_events=False)
+    events = await _log_within(context.store, session_id, CASE_MOST_EVENTS)
+    if events is None:
+        message = _TOO_LONG.format(id=session_id, most=CASE_MOST_EVENTS, arg=shlex.quote(session_id))
+        return error_response(ErrorBody(error="too_long", message=redact(message)), 422)
+    try:
+        text = await asyncio.to_thread(case_json, events, name or session_id, session_id)
+    except ConfigError as exc:
+        return error_response(ErrorBody(error="no_prompt", message=redact(str(exc))), 422)
+    # A session made through the library may have any id; the header takes only a plain name.
+    file = re.sub(r"[^A-Za-z0-9_.:-]", "_", session_id)
+    return Response(text, media_type="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{file}.case.json"'})
+
+
+async def _log_within(store: SessionStore, session_id: str, most: int) -> list[Event] | None:
+    """The stored events of the session's `CASE_VIEW`, read a page at a time; None once there are more than `most`."""
+    events: list[Event] = []
+    after = 0
+    while True:
+        limit = min(_CASE_PAGE, most + 1 - len(events))
+        page = [e for e in await store.page(session_id, view=CASE_VIEW, after_seq=after, limit=limit) if not e.partial]
+        events += page
+        if len(events) > most:
+            return None
+        if len(page) < limit:
+            return events
+        after = page[-1].seq or after
 
 
 async def _log(context: ServerContext, session_id: str, user: str) -> list[Event]:

@@ -20,6 +20,7 @@ import { Inspector } from "./js/inspector.js";
 import { setupPanes } from "./js/panes.js";
 import { SessionList } from "./js/sessions.js";
 import { StateView } from "./js/state.js";
+import { forgetSavedCase, saveCase } from "./js/testcase.js";
 import { Trace } from "./js/trace.js";
 
 const PANEL_KEY = "hookline.inspector";
@@ -174,6 +175,7 @@ async function open(id) {
   sessions.mark(id);
   openDrawer(null);
   inspector.reset(id);
+  forgetSavedCase();
   clearProblem();
   showState();
   let loaded;
@@ -469,6 +471,7 @@ function showState() {
   if (!running && $("stop") === document.activeElement) $("prompt").focus();
   $("stop").hidden = !running;
   $("stop").disabled = activity.stopping;
+  $("save-case").disabled = !page.sessionId;
   document.title = approvals.count ? `(${approvals.count}) waiting for approval · hookline` : "hookline";
   if (page.sessionId) sessions.live(page.sessionId, { running, waiting: approvals.count, ended: activity.ended });
 }
@@ -559,6 +562,7 @@ function wire() {
   $("new-session").addEventListener("click", createSession);
   $("toggle-sessions").addEventListener("click", () => openDrawer($("sessions").classList.contains("open") ? null : "sessions"));
   $("toggle-inspector").addEventListener("click", () => toggleInspector());
+  $("save-case").addEventListener("click", () => { if (page.sessionId) saveCase(page.sessionId); });
   for (const tab of document.querySelectorAll("[role=tab]")) tab.addEventListener("click", () => showTab(tab.dataset.tab));
   $("tabs").addEventListener("keydown", (event) => {
     const tabs = [...document.querySelectorAll("[role=tab]")];
