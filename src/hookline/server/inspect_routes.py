@@ -130,8 +130,9 @@ async def session_state(
     runs with `StatusOptions(state=True)` keep (422 where none is on record).
     """
     session = await context.store.get(session_id, user=user, with_events=False)
-    if at_seq is None:
-        return json_response(SessionState(session_id=session_id, state=session.state))
+    if at_seq is None:  # {"session_id", "state"}: the fields of a state at an event left out
+        return json_response(SessionState(session_id=session_id, state=session.state).model_dump_json(
+            exclude_none=True).encode())
     found = await recorded_states(context.store, session_id, at_seq)
     if not found:
         message = (f"no state is on record at or before event {at_seq} (within the {SCAN} events before it): "
