@@ -103,7 +103,7 @@ def test_the_panes_resize_by_keyboard_and_keep_their_width(page_server: LiveServ
     wait_ready(page)
 
 
-def test_a_long_session_shows_its_latest_page_and_the_earlier_ones_on_demand(
+def test_a_long_session_shows_its_latest_page_and_the_earlier_ones_on_demand_in_the_chat_and_the_events(
     make_server: Callable[..., LiveServer], tmp_path: Path, open_page: Callable[..., Page], store: SessionStore
 ) -> None:
     async def fill() -> None:
@@ -124,9 +124,17 @@ def test_a_long_session_shows_its_latest_page_and_the_earlier_ones_on_demand(
     expect(page.locator(".msg").last).to_have_text("message 1199")
     expect(page.locator(".msg")).to_have_count(1000)
     expect(page.locator("#turns")).not_to_contain_text("message 199")
+    expect(page.locator("#event-count")).to_have_text("1000 events (the latest)")
+    page.get_by_role("button", name="Show earlier events").click()
+    expect(page.locator("#event-count")).to_have_text("1200 events")
+    expect(page.get_by_role("button", name="Show earlier events")).to_be_hidden()
+    rows = page.locator("#event-list [role=option]")
+    assert [rows.first.get_attribute("id"), rows.last.get_attribute("id")] == ["event-1", "event-1200"]
+    assert page.evaluate("document.activeElement.id") == "event-list", "the hidden button leaves focus in the list"
     page.get_by_role("button", name="Show earlier messages").click()
     expect(page.locator(".msg")).to_have_count(1200)
     expect(page.locator(".msg").first).to_have_text("message 0")
     expect(page.get_by_role("button", name="Show earlier messages")).to_have_count(0)
+    expect(page.locator("#event-count")).to_have_text("1200 events")
     send(page, "hello after")
     expect(page.locator(".msg.assistant").last).to_have_text("You said: hello after")

@@ -30,6 +30,7 @@ export class Inspector {
     this.loaded = false;     // the list holds the log (else it waits for `reload`, and keeps nothing)
     this.logSeq = 0;         // the last event read from the log (the stream's come between)
     this.held = null;        // events that came while the log loads
+    this.loading = null;     // the load of the latest page under way
     this.fresh = [];         // rows not yet in the list: they go in together, once a frame
     this.frame = 0;
     const list = $("event-list");
@@ -48,6 +49,9 @@ export class Inspector {
     for (const name of ["kind", "source", "author"]) {
       $(`event-${name}`).addEventListener("change", () => { this.filters[name] = $(`event-${name}`).value; this.filter(); });
     }
+    this.earlier = el("button", { type: "button", class: "link earlier", hidden: true }, "Show earlier events");
+    this.earlier.addEventListener("click", () => this.loadEarlier());
+    list.before(this.earlier);
   }
 
   reset(sessionId) {
@@ -59,6 +63,7 @@ export class Inspector {
     this.older = false;
     this.loaded = false;
     this.held = null;
+    this.loading = null;
     this.fresh = [];
     $("event-list").replaceChildren();
     $("event-list").removeAttribute("aria-activedescendant");
@@ -91,7 +96,11 @@ export class Inspector {
     this.frame = 0;
     const list = $("event-list");
     const atEnd = !list.children.length || list.scrollHeight - list.scrollTop - list.clientHeight < 24;
-    for (const row of this.fresh.sort((a, b) => a.dataset.seq - b.dataset.seq)) {
+    const fresh = this.fresh.sort((a, b) => a.dataset.seq - b.dataset.seq);
+    const first = Number(list.firstElementChild?.dataset.seq ?? Infinity);
+    const before = fresh.filter((row) => Number(row.dataset.seq) < first); // an earlier page: in one go
+    list.prepend(...before);
+    for (const row of fresh.slice(before.length)) {
       const last = list.lastElementChild;
       if (!last || Number(last.dataset.seq) < Number(row.dataset.seq)) list.append(row);
       else list.insertBefore(row, [...list.children].find((r) => Number(r.dataset.seq) > Number(row.dataset.seq)));
@@ -150,9 +159,35 @@ export class Inspector {
   }
 
   count() {
+    if (this.events.has(1)) this.older = false; // the log's first event is listed (seqs have no gaps)
     const shown = [...this.rows.values()].filter((r) => !r.hidden).length;
     const filtered = shown !== this.rows.size ? ` (${shown} shown)` : "";
     $("event-count").textContent = `${this.rows.size} events${this.older ? " (the latest)" : ""}${filtered}`;
+    this.earlier.hidden = !this.older;
+  }
+
+  // The page of the log before the first event listed: a long session lists its latest page first.
+  async loadEarlier() {
+    const id = this.sessionId;
+    const first = Math.min(...this.events.keys());
+    if (this.earlier.getAttribute("aria-busy") === "true") return;
+    this.earlier.setAttribute("aria-busy", "true"); // not disabled: a disabled button drops the focus
+    try {
+      const response = await api(`${session(id)}/events?view=all&limit=${PAGE}&before_seq=${first}`);
+      const events = await response.json();
+      if (id !== this.sessionId) return;
+      this.older = response.headers.has("Link");
+      const latest = this.previous;
+      this.previous = null; // the gaps of the earlier page run within it
+      events.forEach((e) => this.add(e));
+      this.previous = latest;
+      if (!this.older && document.activeElement === this.earlier) $("event-list").focus(); // it hides: focus stays
+    } catch (error) {
+      $("event-detail").replaceChildren(el("p", { class: "problem", role: "alert" },
+        `Could not load the earlier events: ${error.message}`));
+    } finally {
+      this.earlier.removeAttribute("aria-busy");
+    }
   }
 
   // The list's keys: up and down, Home and End, a page at a time.
@@ -169,13 +204,22 @@ export class Inspector {
     this.select(Number(next.dataset.seq), { wait: 150 });
   }
 
-  // Load the log's latest page (once), else what it holds that the stream did not bring (markers).
+  // Load the log's latest page (once: a second call meanwhile waits for the first), else what it
+  // holds that the stream did not bring (markers).
   async reload() {
     if (!this.sessionId) return;
     if (this.loaded) {
       await this.catchUp();
       return;
     }
+    if (!this.loading) {
+      const loading = this.loadLatest().finally(() => { if (this.loading === loading) this.loading = null; });
+      this.loading = loading;
+    }
+    await this.loading;
+  }
+
+  async loadLatest() {
     const id = this.sessionId;
     const held = [...this.events.values()];
     this.held = [];
