@@ -30,7 +30,6 @@ export class Inspector {
     this.loaded = false;     // the list holds the log (else it waits for `reload`, and keeps nothing)
     this.logSeq = 0;         // the last event read from the log (the stream's come between)
     this.held = null;        // events that came while the log loads
-    this.loading = null;     // the load of the latest page under way
     this.fresh = [];         // rows not yet in the list: they go in together, once a frame
     this.frame = 0;
     const list = $("event-list");
@@ -63,7 +62,6 @@ export class Inspector {
     this.older = false;
     this.loaded = false;
     this.held = null;
-    this.loading = null;
     this.fresh = [];
     $("event-list").replaceChildren();
     $("event-list").removeAttribute("aria-activedescendant");
@@ -204,22 +202,13 @@ export class Inspector {
     this.select(Number(next.dataset.seq), { wait: 150 });
   }
 
-  // Load the log's latest page (once: a second call meanwhile waits for the first), else what it
-  // holds that the stream did not bring (markers).
+  // Load the log's latest page (once), else what it holds that the stream did not bring (markers).
   async reload() {
     if (!this.sessionId) return;
     if (this.loaded) {
       await this.catchUp();
       return;
     }
-    if (!this.loading) {
-      const loading = this.loadLatest().finally(() => { if (this.loading === loading) this.loading = null; });
-      this.loading = loading;
-    }
-    await this.loading;
-  }
-
-  async loadLatest() {
     const id = this.sessionId;
     const held = [...this.events.values()];
     this.held = [];
