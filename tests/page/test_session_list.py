@@ -8,9 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.sync_api import Page, expect
 
 from hookline import Event, TextPart
+from hookline.server import log_window
 from hookline.sessions import SessionStore, SQLiteSessionStore
 from server.live import LiveServer
 from support.waiting import DEADLINE
@@ -138,3 +140,30 @@ def test_a_long_session_shows_its_latest_page_and_the_earlier_ones_on_demand_in_
     expect(page.locator("#event-count")).to_have_text("1200 events")
     send(page, "hello after")
     expect(page.locator(".msg.assistant").last).to_have_text("You said: hello after")
+
+
+def test_a_long_sessions_trace_lists_the_prompts_of_its_latest_events_and_says_so(
+    make_server: Callable[..., LiveServer], tmp_path: Path, open_page: Callable[..., Page], store: SessionStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(log_window, "WINDOW", 30)
+
+    async def fill() -> None:
+        writer = SQLiteSessionStore(tmp_path / "sessions.db")
+        await writer.create(session_id="runs")
+        for number in range(20):
+            await writer.append_events("runs", [
+                Event(author="user", kind="message", role="user", parts=[TextPart(text=f"prompt {number}")]),
+                Event(author="assistant", kind="message", role="assistant", parts=[TextPart(text=f"answer {number}")]),
+                Event.status("assistant", "agent", "run completed", run_end="completed")])
+        await writer.aclose()
+
+    filling = threading.Thread(target=asyncio.run, args=(fill(),))  # Playwright runs a loop in this thread
+    filling.start()
+    filling.join(DEADLINE)
+    page = open_page(f"{make_server(agent=page_agent(store)).url}/#runs")
+    expect(page.locator(".msg").last).to_have_text("answer 19")
+    page.get_by_role("tab", name="Timeline").click()
+    expect(page.locator("#trace-picker option")).to_have_count(10)
+    expect(page.locator("#trace-picker option").first).to_have_text("1. prompt 10 (completed)")
+    expect(page.locator("#trace-chart")).to_contain_text("the prompts of its latest 5,000 events only")

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from hookline import Event, TextPart
-from hookline.server import create_app
+from hookline.server import create_app, log_window
 from hookline.sessions import SQLiteSessionStore
 
 from .agent import make_agent
@@ -102,3 +102,68 @@ async def test_a_stream_replays_a_long_log_a_page_at_a_time(long_session: Any) -
     assert ids == list(range(1, EVENTS + 1))
     assert ("events", None) not in store.reads
     assert {limit for kind, limit in store.reads if kind == "page"} == {500}
+
+
+# -- the inspector: timelines, traces and model calls read a bounded window --------------------
+
+
+def _runs(count: int) -> list[Event]:
+    """`count` whole runs: a prompt, the model's call, its answer and the run's end."""
+    events = []
+    for number in range(count):
+        events += [
+            Event(author="user", kind="message", role="user", parts=[TextPart(text=f"prompt {number}")]),
+            Event.status("assistant", "agent", "turn 1: calling model"),
+            Event(author="assistant", kind="message", role="assistant", parts=[TextPart(text=f"answer {number}")]),
+            Event.status("assistant", "agent", "run completed", run_end="completed"),
+        ]
+    return events
+
+
+@pytest.fixture
+async def many_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(log_window, "WINDOW", 101)  # 25 runs and one event: the window starts mid-run
+    store = CountingStore(tmp_path / "runs.db")
+    store.reads = []
+    await store.create(session_id="runs")
+    await store.append_events("runs", _runs(100))
+    server = LiveServer(create_app(make_agent(store), store, tokens={})).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            store.reads.clear()
+            yield http, store
+    finally:
+        server.stop()
+
+
+async def test_timelines_and_traces_read_the_latest_window_from_its_first_whole_run(many_runs: Any) -> None:
+    http, store = many_runs
+    timeline = (await http.get("/v1/sessions/runs/timeline")).json()
+    traces = (await http.get("/v1/sessions/runs/traces")).json()
+    assert ("events", None) not in store.reads, "never the whole log"
+    assert sum(limit or 0 for kind, limit in store.reads if kind == "page") == 2 * 102, "the window and one before"
+    assert timeline["complete"] is False
+    assert traces["complete"] is False
+    assert [r["title"] for r in timeline["runs"]] == [f"prompt {n}" for n in range(75, 100)], "the cut run left out"
+    assert [p["title"] for p in traces["prompts"]] == [f"prompt {n}" for n in range(75, 100)]
+    assert timeline["runs"][0]["first_seq"] == 4 * 75 + 1
+
+
+async def test_a_model_call_is_rebuilt_from_the_window_before_it_and_says_so(many_runs: Any) -> None:
+    http, store = many_runs
+    last_call = 4 * 99 + 2  # the last run's "calling model"
+    call = (await http.get(f"/v1/sessions/runs/model-calls/{last_call}")).json()
+    assert ("events", None) not in store.reads
+    texts = [m["parts"][0]["text"] for m in call["request"]["messages"] if m["role"] in ("user", "assistant")]
+    assert texts[-1] == "prompt 99"
+    assert len(texts) < 101
+    assert any(note.startswith(f"messages: from event {last_call - 101} on only") for note in call["notes"])
+    assert call["response"]["parts"][0]["text"] == "answer 99"
+    early = (await http.get("/v1/sessions/runs/model-calls/2")).json()
+    assert not any(note.startswith("messages: from event") for note in early["notes"]), "the window holds the start"
+
+
+async def test_a_short_log_is_read_whole_and_says_it_is_complete(long_session: Any) -> None:
+    http, store = long_session
+    assert (await http.get("/v1/sessions/long/timeline")).json()["complete"] is True
+    assert ("events", None) not in store.reads

@@ -28,10 +28,11 @@ from hookline.server.errors import error_response, json_response
 from hookline.server.forking import fork_session
 from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionState, SessionSummary, Timeline, Traces
 from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of, title_of
+from hookline.server.log_window import AFTER, events_before, events_within, whole_runs
 from hookline.server.recorded_state import SCAN, recorded_states
 from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
-from hookline.sessions import Session, SessionStore
+from hookline.sessions import Session
 
 __all__ = ["CASE_MOST_EVENTS", "inspect_api"]
 
@@ -43,7 +44,6 @@ _AROUND = 40
 """Characters of context on each side of a search match in its snippet."""
 CASE_MOST_EVENTS = 10_000
 """The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
-_CASE_PAGE = 1000
 """Events read for a case at a time: each page is decoded on the event loop, so none is long."""
 _TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "
              "with the command line, on this server's store: hookline sessions export {arg} --as-case --db URL")
@@ -151,16 +151,22 @@ async def tools(context: Ctx, user: User) -> Response:
 
 @inspect_api.get("/sessions/{session_id}/timeline", response_model=Timeline, responses=_errors(401, 404, 422))
 async def timeline(context: Ctx, user: User, session_id: SessionId) -> Response:
-    """The session's runs, each with its model and tool calls over time, their tokens and durations."""
-    events = await _log(context, session_id, user)
-    return json_response(Timeline(session_id=session_id, runs=runs_of(events)))
+    """The session's runs, each with its model and tool calls over time, their tokens and durations.
+
+    Those of its latest 5,000 events (`complete` False when the log holds runs before them).
+    """
+    events, complete = await _latest(context, session_id, user)
+    return json_response(Timeline(session_id=session_id, runs=runs_of(events), complete=complete))
 
 
 @inspect_api.get("/sessions/{session_id}/traces", response_model=Traces, responses=_errors(401, 404, 422))
 async def traces(context: Ctx, user: User, session_id: SessionId) -> Response:
-    """The session's prompts, each with one trace across its resumes: runs, model and tool calls, hooks, approvals."""
-    events = await _log(context, session_id, user)
-    return json_response(Traces(session_id=session_id, prompts=prompts_of(events)))
+    """The session's prompts, each with one trace across its resumes: runs, model and tool calls, hooks, approvals.
+
+    Those of its latest 5,000 events (`complete` False when the log holds prompts before them).
+    """
+    events, complete = await _latest(context, session_id, user)
+    return json_response(Traces(session_id=session_id, prompts=prompts_of(events), complete=complete))
 
 
 @inspect_api.get("/sessions/{session_id}/model-calls/{seq}", response_model=ModelCall,
@@ -169,12 +175,15 @@ async def model_call(context: Ctx, user: User, session_id: SessionId, seq: Seq) 
     """The model call that event `seq` belongs to ("calling model" line, model status line or answer).
 
     What it was sent (messages, tools, settings) is rebuilt from the log and the agent; its
-    `notes` say where that may differ from what the provider got.
+    `notes` say where that may differ from what the provider got (from the 5,000 events
+    before it at most).
     """
-    events = await _log(context, session_id, user)
+    await context.store.get(session_id, user=user, with_events=False)
+    events, complete = await events_before(context.store, session_id, seq + 1)
+    events += await context.store.page(session_id, view="all", after_seq=seq, limit=AFTER)
     call = next((c for c in model_calls(events) if seq in c.seqs), None)
     if call is not None:
-        return json_response(rebuild_call(context.agent, session_id, events, call))
+        return json_response(rebuild_call(context.agent, session_id, events, call, from_start=complete))
     event = next((e for e in events if e.seq == seq and not e.partial), None)
     if event is None:
         return error_response(ErrorBody(error="not_found", message=f"session {session_id!r} has no event {seq}"), 404)
@@ -210,7 +219,7 @@ async def session_case(
     422 `too_long` (the command line makes its case), one without a prompt 422 `no_prompt`.
     """
     await context.store.get(session_id, user=user, with_events=False)
-    events = await _log_within(context.store, session_id, CASE_MOST_EVENTS)
+    events = await events_within(context.store, session_id, CASE_VIEW, CASE_MOST_EVENTS)
     if events is None:
         message = _TOO_LONG.format(id=session_id, most=CASE_MOST_EVENTS, arg=shlex.quote(session_id))
         return error_response(ErrorBody(error="too_long", message=redact(message)), 422)
@@ -224,21 +233,8 @@ async def session_case(
                     headers={"Content-Disposition": f'attachment; filename="{file}.case.json"'})
 
 
-async def _log_within(store: SessionStore, session_id: str, most: int) -> list[Event] | None:
-    """The stored events of the session's `CASE_VIEW`, read a page at a time; None once there are more than `most`."""
-    events: list[Event] = []
-    after = 0
-    while True:
-        limit = min(_CASE_PAGE, most + 1 - len(events))
-        page = [e for e in await store.page(session_id, view=CASE_VIEW, after_seq=after, limit=limit) if not e.partial]
-        events += page
-        if len(events) > most:
-            return None
-        if len(page) < limit:
-            return events
-        after = page[-1].seq or after
-
-
-async def _log(context: ServerContext, session_id: str, user: str) -> list[Event]:
+async def _latest(context: ServerContext, session_id: str, user: str) -> tuple[list[Event], bool]:
+    """The user's session's latest events, from the first run that begins among them; whether they are the whole log."""
     await context.store.get(session_id, user=user, with_events=False)
-    return await context.store.events(session_id, view="all")
+    events, complete = await events_before(context.store, session_id)
+    return (events, True) if complete else (whole_runs(events), False)

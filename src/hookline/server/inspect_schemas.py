@@ -126,6 +126,8 @@ class Timeline(BaseModel):
     """The session."""
     runs: list[RunTimeline]
     """Its runs."""
+    complete: bool = True
+    """False: the log holds runs before these, left out (only its latest 5,000 events are read)."""
 
 
 class TraceSpan(BaseModel):
@@ -201,6 +203,8 @@ class Traces(BaseModel):
     """The session."""
     prompts: list[PromptTrace]
     """Its prompts."""
+    complete: bool = True
+    """False: the log holds prompts before these, left out (only its latest 5,000 events are read)."""
 
 
 class ModelCallRequest(BaseModel):

@@ -27,6 +27,7 @@ from hookline.events import Event, run_end
 from hookline.messages import Message, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, PromptTrace, RunTimeline, Span, TraceSpan
+from hookline.server.log_window import WINDOW
 
 __all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of", "status_of", "title_of", "when"]
 
@@ -36,6 +37,8 @@ _TITLE_CHARS = 200  # the list clips it; its tooltip shows it whole
 _NOTE_MESSAGES = ("messages: rebuilt from the log (from its compaction in effect then, if any); a hook that "
                   "changed the conversation before this call otherwise (e.g. a sliding window) is not on record")
 _NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"
+_NOTE_WINDOW = ("messages: from event {first} on only (the log holds more before them, left out: the inspector "
+                "reads at most {window} events before a call)")
 _NOTE_RECORDED = ("the request as the provider got it, recorded by the run (StatusOptions(requests=True)); "
                   "images and files sent as bytes show as a note of their size")
 
@@ -331,14 +334,20 @@ def status_of(tail: Sequence[Event]) -> tuple[int, str | None]:
 # -- one model call ----------------------------------------------------------------------------
 
 
-def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: CallEvents) -> ModelCall:
-    """Model call `call` of a session's log (the `all` view): what it was sent (recorded, else rebuilt), answered."""
+def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: CallEvents, *,
+                 from_start: bool = True) -> ModelCall:
+    """Model call `call` of a session's log (the `all` view): what it was sent (recorded, else rebuilt), answered.
+
+    `from_start`: `events` begin with the log's first; else the messages before them are left out, and a note says so.
+    """
     model = agent.model
     record = call.record
     if record is not None:
         request, notes = _recorded(model.name, model.provider, record), [_NOTE_RECORDED]
     else:
         request, notes = _rebuilt(agent, events, call)
+        if not from_start:
+            notes.insert(1, _NOTE_WINDOW.format(first=events[0].seq if events else 0, window=f"{WINDOW:,}"))
     reported, facts = call.reported, call.facts
     start = call.start or call.answer or call.message
     return ModelCall(

@@ -12,6 +12,7 @@ export class Trace {
   constructor(handlers) {
     this.handlers = handlers;
     this.prompts = [];
+    this.complete = true; // false: the session holds prompts before those listed
     this.wanted = null; // a call to show once loaded
     $("trace-picker").addEventListener("change", () => this.draw(Number($("trace-picker").value)));
   }
@@ -19,6 +20,7 @@ export class Trace {
   async load(sessionId) {
     const found = await apiJSON(`${session(sessionId)}/traces`);
     this.prompts = found.prompts;
+    this.complete = found.complete;
     const picker = $("trace-picker");
     picker.replaceChildren(...this.prompts.map((prompt, index) =>
       el("option", { value: index }, `${index + 1}. ${prompt.title || "prompt"}${prompt.outcome ? ` (${prompt.outcome})` : ""}`)));
@@ -57,11 +59,13 @@ export class Trace {
     const facts = [`${models} model call${models === 1 ? "" : "s"}`, `${tools} tool call${tools === 1 ? "" : "s"}`,
       `${prompt.tokens} tokens${split}`, duration(total), prompt.waited_ms ? `${duration(prompt.waited_ms)} waiting for people` : null,
       prompt.outcome || "going on"].filter(Boolean).join(" · ");
-    chart.replaceChildren(
+    chart.replaceChildren(...[
       el("p", { class: "facts" }, facts, prompt.error ? `: ${prompt.error}` : ""),
       el("ol", { class: "bars", "aria-label": "What the prompt set off, over time" },
         ...prompt.spans.map((span) => this.bar(span, start, total))),
-      el("p", { class: "axis", "aria-hidden": "true" }, el("span", {}, "0"), el("span", {}, duration(total))));
+      el("p", { class: "axis", "aria-hidden": "true" }, el("span", {}, "0"), el("span", {}, duration(total))),
+      this.complete ? null : el("p", { class: "hint" }, "A long session: the prompts of its latest 5,000 events only."),
+    ].filter(Boolean));
   }
 
   bar(span, start, total) {

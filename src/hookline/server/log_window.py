@@ -1,0 +1,70 @@
+"""The inspector's reads of a session's log, each bounded: a long session is never read whole.
+
+The timeline, the traces and a model call read the latest `WINDOW` events (or those before
+an event), a page at a time, and say when the log holds more before: a timeline or a trace
+then starts at the first run that begins in the window, and a model call is rebuilt from the
+messages the window holds. A case reads the log from its start, up to a limit.
+"""
+
+from __future__ import annotations
+
+from hookline.events import Event, run_end
+from hookline.sessions import SessionStore
+from hookline.types import View
+
+__all__ = ["AFTER", "WINDOW", "events_before", "events_within", "whole_runs"]
+
+WINDOW = 5_000
+"""How many events the inspector reads back at most for one answer."""
+AFTER = 500
+"""How many events after a model call's are read to find its answer and how its run went on."""
+_PAGE = 1_000
+
+
+async def events_before(
+    store: SessionStore, session_id: str, before_seq: int | None = None
+) -> tuple[list[Event], bool]:
+    """The last `WINDOW` events of the `all` view before `before_seq` (None: to the log's end), in log order.
+
+    Also whether they reach the log's start. When they do not, the event before them comes
+    first, one more: `whole_runs` tells by it whether the window starts a run.
+    """
+    pages: list[list[Event]] = []
+    held = 0
+    while held < WINDOW + 1:
+        asked = min(_PAGE, WINDOW + 1 - held)
+        page = await store.page(session_id, view="all", before_seq=before_seq, limit=asked, newest=True)
+        stored = [e for e in page if not e.partial]
+        pages.append(page)
+        held += len(stored)
+        if len(stored) < asked or not stored or stored[0].seq == 1:
+            return [e for p in reversed(pages) for e in p], True
+        before_seq = stored[0].seq
+    return [e for p in reversed(pages) for e in p], False
+
+
+def whole_runs(events: list[Event]) -> list[Event]:
+    """`events` (a window, after the event before it) from the first run that begins among them.
+
+    A window that starts mid-run drops that run's end; one whose first event follows a run's
+    end starts with the next run.
+    """
+    first_end = next((i for i, e in enumerate(events) if run_end(e) is not None), None)
+    if first_end is None or first_end == len(events) - 1:
+        return events  # one run longer than the window (or its end only): kept as it is
+    return events[first_end + 1 :]
+
+
+async def events_within(store: SessionStore, session_id: str, view: View, most: int) -> list[Event] | None:
+    """The stored events of the session's `view`, read a page at a time; None once there are more than `most`."""
+    events: list[Event] = []
+    after = 0
+    while True:
+        limit = min(_PAGE, most + 1 - len(events))
+        page = [e for e in await store.page(session_id, view=view, after_seq=after, limit=limit) if not e.partial]
+        events += page
+        if len(events) > most:
+            return None
+        if len(page) < limit:
+            return events
+        after = page[-1].seq or after
