@@ -44,7 +44,6 @@ _AROUND = 40
 """Characters of context on each side of a search match in its snippet."""
 CASE_MOST_EVENTS = 10_000
 """The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
-"""Events read for a case at a time: each page is decoded on the event loop, so none is long."""
 _TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "
              "with the command line, on this server's store: hookline sessions export {arg} --as-case --db URL")
 

@@ -19,6 +19,7 @@ WINDOW = 5_000
 AFTER = 500
 """How many events after a model call's are read to find its answer and how its run went on."""
 _PAGE = 1_000
+"""Events read at a time: each page is decoded on the event loop, so none is long."""
 
 
 async def events_before(
