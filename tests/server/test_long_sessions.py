@@ -167,3 +167,15 @@ async def test_a_short_log_is_read_whole_and_says_it_is_complete(long_session: A
     http, store = long_session
     assert (await http.get("/v1/sessions/long/timeline")).json()["complete"] is True
     assert ("events", None) not in store.reads
+
+
+async def test_a_sessions_children_are_read_a_page_at_a_time(long_session: Any) -> None:
+    http, store = long_session
+    await store.append_events("long", [Event.status("lead", "agent", "researcher: runs in session long.c1",
+                                                    agent="researcher", agent_call_id="c1",
+                                                    child_session_id="long.c1")])
+    store.reads.clear()
+    children = (await http.get("/v1/sessions/long/children")).json()
+    assert [(c["session_id"], c["call_id"], c["agent"]) for c in children] == [("long.c1", "c1", "researcher")]
+    assert ("events", None) not in store.reads
+    assert {limit for kind, limit in store.reads if kind == "page"} == {1000}

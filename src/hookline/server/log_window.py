@@ -1,18 +1,21 @@
-"""The inspector's reads of a session's log, each bounded: a long session is never read whole.
+"""The server's reads of a session's log for its inspector and its links, each bounded: never whole at once.
 
 The timeline, the traces and a model call read the latest `WINDOW` events (or those before
 an event), a page at a time, and say when the log holds more before: a timeline or a trace
 then starts at the first run that begins in the window, and a model call is rebuilt from the
-messages the window holds. A case reads the log from its start, up to a limit.
+messages the window holds. A case reads the log from its start, up to a limit; a walk of
+the whole log (a session's links to its children) goes a page at a time.
 """
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 from hookline.events import Event, run_end
 from hookline.sessions import SessionStore
 from hookline.types import View
 
-__all__ = ["AFTER", "WINDOW", "events_before", "events_within", "whole_runs"]
+__all__ = ["AFTER", "WINDOW", "events_before", "events_within", "pages_of", "whole_runs"]
 
 WINDOW = 5_000
 """How many events the inspector reads back at most for one answer."""
@@ -68,4 +71,16 @@ async def events_within(store: SessionStore, session_id: str, view: View, most: 
             return None
         if len(page) < limit:
             return events
+        after = page[-1].seq or after
+
+
+async def pages_of(store: SessionStore, session_id: str, view: View) -> AsyncIterator[list[Event]]:
+    """The stored events of the session's `view`, from its start, a page at a time."""
+    after = 0
+    while True:
+        page = [e for e in await store.page(session_id, view=view, after_seq=after, limit=_PAGE) if not e.partial]
+        if page:
+            yield page
+        if len(page) < _PAGE:
+            return
         after = page[-1].seq or after
