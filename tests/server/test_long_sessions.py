@@ -15,6 +15,7 @@ import pytest
 
 from hookline import Event, TextPart
 from hookline.server import create_app, log_window
+from hookline.server.background import RUN_KEY, new_run_id
 from hookline.sessions import SQLiteSessionStore
 
 from .agent import make_agent
@@ -177,5 +178,17 @@ async def test_a_sessions_children_are_read_a_page_at_a_time(long_session: Any) 
     store.reads.clear()
     children = (await http.get("/v1/sessions/long/children")).json()
     assert [(c["session_id"], c["call_id"], c["agent"]) for c in children] == [("long.c1", "c1", "researcher")]
+    assert ("events", None) not in store.reads
+    assert {limit for kind, limit in store.reads if kind == "page"} == {1000}
+
+
+async def test_a_run_of_another_process_is_read_from_the_log_a_page_at_a_time(long_session: Any) -> None:
+    http, store = long_session
+    run_id = new_run_id("long")
+    await store.append_events("long", [
+        Event.status("assistant", "agent", "run completed", run_end="completed", **{RUN_KEY: run_id})])
+    store.reads.clear()
+    info = (await http.get(f"/v1/runs/{run_id}")).json()
+    assert (info["run_id"], info["state"]) == (run_id, "completed")
     assert ("events", None) not in store.reads
     assert {limit for kind, limit in store.reads if kind == "page"} == {1000}

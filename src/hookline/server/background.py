@@ -43,6 +43,7 @@ from hookline.events import Event, run_end
 from hookline.result import RunResult
 from hookline.server.auth import current_user
 from hookline.server.errors import error_body, error_response, json_response
+from hookline.server.log_window import pages_of
 from hookline.server.media import without_stored_bytes
 from hookline.server.routes import RunBuilder, ServerContext, stream_channel
 from hookline.server.run_schemas import RunAccepted, RunInfo, RunState, WebhookOutcome
@@ -253,8 +254,8 @@ class BackgroundRuns:
 
     async def _roll_back_last_run(self, session_id: str) -> None:
         """Leave the log's last run (the one cancelled for this run) out of the prompt view."""
-        log = await self.context.store.events(session_id, view="all")
-        ends = [e for e in log if run_end(e) is not None]
+        ends = [e async for page in pages_of(self.context.store, session_id, "all") for e in page
+                if run_end(e) is not None]
         if not ends:
             return
         after = ends[-2].seq or 0 if len(ends) > 1 else 0
@@ -345,8 +346,9 @@ async def get_run(request: Request, user: User, run_id: RunId) -> Response:
     record = background.record(run_id)
     if record is not None:
         return json_response(record.info())
-    log = await context.store.events(session_id, view="all")
-    info = log_info(run_id, session_id, log, await context.relay.run_active(session_id))
+    mine = [e async for page in pages_of(context.store, session_id, "all") for e in page
+            if e.metadata.get(RUN_KEY) == run_id]
+    info = log_info(run_id, session_id, mine, await context.relay.run_active(session_id))
     return json_response(info) if info is not None else _no_run(run_id)
 
 
@@ -354,9 +356,12 @@ def _no_run(run_id: str) -> Response:
     return error_response(ErrorBody(error="not_found", message=f"run {run_id!r} not found"), 404)
 
 
-def log_info(run_id: str, session_id: str, log: list[Event], active: bool) -> RunInfo | None:
-    """A run's state as its session's log tells it (a run of another process); None if the log has none of it."""
-    mine = [e for e in log if e.metadata.get(RUN_KEY) == run_id]
+def log_info(run_id: str, session_id: str, events: list[Event], active: bool) -> RunInfo | None:
+    """A run's state as its session's log tells it (a run of another process); None if `events` have none of it.
+
+    `events`: the log, or those of its events that name the run.
+    """
+    mine = [e for e in events if e.metadata.get(RUN_KEY) == run_id]
     if not mine:
         return None
     began = [e for e in mine if not e.metadata.get("run_queued")]
