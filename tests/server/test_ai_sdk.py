@@ -108,7 +108,7 @@ async def test_bad_chat_requests_answer_clear_errors(server: LiveServer) -> None
         ({"messages": []}, "useChat"),
         ({"id": "c-x", "messages": [user], "trigger": "regenerate-message"}, "fork"),
         ({"id": "bad id!", "messages": [user], "trigger": "submit-message"}, "invalid session id"),
-        ({"id": "c-y", "messages": [{"id": "a", "role": "assistant", "parts": []}]}, "answers no approval"),
+        ({"id": "c-y", "messages": [{"id": "a", "role": "assistant", "parts": []}]}, "answers no call"),
         ({"id": "c-z", "messages": [{"id": "u", "role": "user", "parts": [{"type": "file", "url": "x",
                                                                          "mediaType": "image/png"}]}]}, "text parts"),
     ]

@@ -1,16 +1,19 @@
 """The Vercel AI SDK's UI message stream (v1) at `POST /v1/ai-sdk/chat`: what `useChat` speaks.
 
 - The body is what `DefaultChatTransport` (AI SDK v6) sends: `{id, messages, trigger,
-  messageId?}`. The chat id is the session's id (created for the caller on first use). Only
-  the last message matters, since the session holds the rest: a user message is the new prompt
-  (its event keeps the message's id); an assistant message whose tool parts are in state
-  `approval-responded` answers the paused calls (`approved: false` refuses, with `reason`).
+  messageId?}`, and `tools` (the client's own tools, `ai_sdk_tools`) when its `body` option
+  adds them. The chat id is the session's id (created for the caller on first use). Only the
+  last message matters, since the session holds the rest: a user message is the new prompt
+  (its event keeps the message's id); an assistant message answers the paused calls by its
+  tool parts: `approval-responded` (`approved: false` refuses, with `reason`), and
+  `output-available` / `output-error` for a call to a client tool (its output is the result).
 - The answer is one UI message: `start` (its id: `<the prompt's id>:reply`, the same for every
   stream of that answer, so the client merges a resumed stream into it), then per model call
   `start-step` ... `finish-step` around `reasoning-*`, `text-*`, `tool-input-start` /
-  `tool-input-available` (and `tool-approval-request` for a paused call),
-  `tool-output-available` / `-error` / `-denied`; status lines as `data-status` parts (one per
-  tool call, updated in place); then `finish` and `data: [DONE]`. Header
+  `tool-input-available` (and `tool-approval-request` for a call paused for approval; a
+  client tool's call has none: the client runs it), `tool-output-available` / `-error` /
+  `-denied` (none for an output the client sent: it holds it); status lines as `data-status`
+  parts (one per tool call, updated in place); then `finish` and `data: [DONE]`. Header
   `x-vercel-ai-ui-message-stream: v1`.
 - `GET /v1/ai-sdk/chat/{id}/stream` (`useChat({resume: true})`) replays the answer going on,
   here or in another process, from its `start` (the client rebuilds it), then goes on live;
@@ -20,16 +23,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import StreamingResponse
 
-from hookline._run.resume import Approval
 from hookline.agent import RunResult
 from hookline.events import Event, run_end
 from hookline.messages import Message
 from hookline.server.errors import ProtocolError, error_body
+from hookline.server.protocols.ai_sdk_tools import Answers, answers_of, client_tools, is_client_call
 from hookline.server.protocols.base import (
     RunEvents,
     Translator,
@@ -81,19 +85,24 @@ def _stream(run: RunEvents, translator: AISDKTranslator) -> StreamingResponse:
     404: {"description": "Another user's chat"}, 409: {"description": "A run is going on in the chat"},
     422: {"description": "Not a chat request this server can take"}})
 async def chat(context: Ctx, user: User, request: Request, body: Annotated[dict[str, Any], Body()]) -> Response:
-    """Run the agent on the chat's last message (a prompt, or approval responses); answer the UI message stream."""
+    """Run the agent on the chat's last message (a prompt, or answers to paused calls); answer the UI message stream."""
     chat_id, last = _parse(body)
+    tools = client_tools(body.get("tools"), (s.name for s in context.agent.tool_catalog().specs))
     session = await open_session(context, chat_id, user)
     if last.get("role") == "user":
         text, prompt_id = _prompt_text(last), str(last["id"])
-        turn, message_id = Turn(prompt=Message.user(text), prompt_id=prompt_id), reply_id(prompt_id)
+        turn = Turn(prompt=Message.user(text), prompt_id=prompt_id, tools=tuple(tools.values()))
+        message_id, answers = reply_id(prompt_id), Answers()
     elif last.get("role") == "assistant":
-        turn, message_id = Turn(approvals=_approvals(last)), str(last.get("id") or "")
+        answers = answers_of(last, await context.store.events(session.id, view="all"), tools)
+        turn, message_id = Turn(approvals=answers.approvals, tools=tuple(tools.values())), str(last.get("id") or "")
     else:
-        raise ProtocolError("the last message must be the user's (a prompt) or the assistant's (approval responses)")
+        raise ProtocolError("the last message must be the user's (a prompt) or the assistant's (answers to its "
+                            "paused tool calls)")
     run = await start(context, request, user, session.id, turn)
     await run.check_started()
-    return _stream(run, AISDKTranslator(message_id or None))
+    return _stream(run, AISDKTranslator(message_id or None, new_prompt=turn.prompt is not None,
+                                        client_outputs=answers.outputs))
 
 
 @ai_sdk_api.get("/chat/{chat_id}/stream", response_class=StreamingResponse, responses={
@@ -109,7 +118,7 @@ async def resume_chat(context: Ctx, user: User, chat_id: str) -> Response:
     if not run.going_on:
         run.close()
         return Response(status_code=204)
-    return _stream(run, AISDKTranslator(reply_id(str(prompt.id)), skip_prompt=True))
+    return _stream(run, AISDKTranslator(reply_id(str(prompt.id)), new_prompt=True))
 
 
 def _parse(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -137,22 +146,6 @@ def _prompt_text(message: dict[str, Any]) -> str:
     return "\n".join(texts)
 
 
-def _approvals(message: dict[str, Any]) -> dict[str, Approval]:
-    approvals: dict[str, Approval] = {}
-    for part in message["parts"]:
-        if not isinstance(part, dict) or part.get("state") != "approval-responded":
-            continue
-        approval, call_id = part.get("approval") or {}, part.get("toolCallId")
-        if not isinstance(call_id, str) or not isinstance(approval.get("approved"), bool):
-            raise ProtocolError("an approval-responded tool part needs its toolCallId and approval.approved")
-        reason = approval.get("reason")
-        approvals[call_id] = True if approval["approved"] else (str(reason) if reason else False)
-    if not approvals:
-        raise ProtocolError("the last message is the assistant's but answers no approval: send the next user "
-                            "message, or the assistant message with its tool parts in state approval-responded")
-    return approvals
-
-
 async def _last_prompt(store: SessionStore, session_id: str) -> Event | None:
     """The last user message of the session's log: where the answer going on began."""
     prompts = [e for e in await store.events(session_id, view="prompt") if e.role == "user"]
@@ -164,12 +157,16 @@ class AISDKTranslator(Translator):
 
     Args:
         message_id: The UI message's id (`start.messageId`); None leaves it to the client.
-        skip_prompt: The events begin with the prompt (a resumed stream): it is the client's, not a chunk.
+        new_prompt: The message answers a prompt among the events (the client's: not a chunk). The results
+            before it close the calls the last message left open: they are that message's, not chunks.
+        client_outputs: The calls whose outputs the client sent (it holds them as it gave them): no chunk.
     """
 
-    def __init__(self, message_id: str | None, *, skip_prompt: bool = False) -> None:
+    def __init__(self, message_id: str | None, *, new_prompt: bool = False,
+                 client_outputs: Collection[str] = ()) -> None:
         self.message_id = message_id
-        self._skip_prompt = skip_prompt
+        self._before_prompt = new_prompt
+        self._client_outputs = set(client_outputs)
         self._text: str | None = None
         self._reasoning: str | None = None
         self._step = False
@@ -255,13 +252,13 @@ class AISDKTranslator(Translator):
 
     def _message(self, event: Event) -> list[Any]:
         if event.role == "user":
-            if self._skip_prompt:  # the client holds it
-                self._skip_prompt = False
+            self._before_prompt = False
             return []
         if event.role == "assistant":
             return self._answer(event)
-        if event.role == "tool":
-            return [self._result(r) for r in event.to_message().tool_results]
+        if event.role == "tool" and not self._before_prompt:
+            results = event.to_message().tool_results
+            return [self._result(r) for r in results if r.call_id not in self._client_outputs]
         return []
 
     def _answer(self, event: Event) -> list[Any]:
@@ -289,6 +286,8 @@ class AISDKTranslator(Translator):
 
     def _status(self, event: Event) -> list[Any]:
         paused = paused_call(event)
+        if paused is not None and is_client_call(paused):
+            return []  # the client runs it: its tool-input-available was the request
         if paused is not None:
             return [{"type": "tool-approval-request", "approvalId": f"approve:{paused.call_id}",
                      "toolCallId": paused.call_id}]
@@ -300,7 +299,7 @@ class AISDKTranslator(Translator):
             self._ended = ended
         if "error" in event.metadata:  # how a run failed: `error` says it at the end
             self._failure = event.text
-        if ended is not None or "error" in event.metadata:
+        if ended is not None or "error" in event.metadata or self._before_prompt:
             return []
         metadata = event.metadata
         call_id = metadata.get("agent_call_id") or metadata.get("call_id") or "run"
