@@ -66,21 +66,75 @@ async def test_resume_naming_an_unknown_call_answers_422_and_records_nothing(
     assert DANGER_LOG == ["prod"]
 
 
-async def test_resume_with_nothing_paused_answers_422(client: httpx.AsyncClient) -> None:
+def nothing_paused(session_id: str) -> dict[str, str]:
+    return {"error": "nothing_paused",
+            "message": f"session {session_id!r} has no paused calls: its last run ended (or none ran), so there is "
+                       f"nothing to resume; send it a prompt instead (POST /v1/sessions/{session_id}/runs)"}
+
+
+@pytest.mark.parametrize("headers", [{}, SSE], ids=["json", "sse"])
+@pytest.mark.parametrize("approvals", [{}, {"c1": False}], ids=["no-approvals", "unknown-call"])
+async def test_resume_with_nothing_paused_answers_409_and_runs_nothing(
+    client: httpx.AsyncClient, approvals: dict[str, bool], headers: dict[str, str]
+) -> None:
     session_id = await new_session(client)
     await client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hello"})
     before = await all_events(client, session_id)
-    response = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {"c1": False}})
-    assert response.status_code == 422, response.text
-    assert await all_events(client, session_id) == before
+    response = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": approvals}, headers=headers)
+    assert response.status_code == 409, response.text
+    assert response.json() == nothing_paused(session_id)
+    assert await all_events(client, session_id) == before, "no run was started"
 
 
-async def test_resume_of_a_session_that_never_ran_answers_422(client: httpx.AsyncClient) -> None:
+async def test_resume_of_a_session_that_never_ran_answers_409(client: httpx.AsyncClient) -> None:
     # Nothing to resume: the model must not be asked to answer an empty conversation.
     session_id = await new_session(client)
     response = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {}})
-    assert response.status_code == 422, response.text
+    assert response.status_code == 409, response.text
+    assert response.json() == nothing_paused(session_id)
     assert await all_events(client, session_id) == []
+
+
+async def test_resume_again_after_the_paused_call_ran_answers_409(client: httpx.AsyncClient) -> None:
+    session_id, call_id = await paused_session(client)
+    DANGER_LOG.clear()
+    approval = {"approvals": {call_id: True}}
+    assert (await client.post(f"/v1/sessions/{session_id}/resume", json=approval)).status_code == 200
+    before = await all_events(client, session_id)
+    again = await client.post(f"/v1/sessions/{session_id}/resume", json=approval)
+    assert again.status_code == 409, again.text
+    assert again.json()["error"] == "nothing_paused"
+    assert await all_events(client, session_id) == before
+    assert DANGER_LOG == ["prod"], "the call ran once"
+
+
+async def test_resume_naming_an_answered_call_while_another_is_paused_answers_422(client: httpx.AsyncClient) -> None:
+    session_id, first = await paused_session(client)
+    await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {first: True}})
+    second = (await client.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "danger"})).json()
+    paused = second["interruptions"][0]["call_id"]
+    before = await all_events(client, session_id)
+    response = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {first: True}})
+    assert response.status_code == 422, response.text
+    assert response.json() == {
+        "error": "invalid_approvals",
+        "message": f"the approvals name call(s) {first!r} that session {session_id!r} does not hold paused "
+                   f"(never made, or answered already); calls awaiting a decision: {paused}",
+    }
+    assert await all_events(client, session_id) == before
+
+
+async def test_resume_of_a_fork_that_awaits_the_model_runs(client: httpx.AsyncClient) -> None:
+    # No call is paused, but the conversation ends with a prompt the model has not answered: resuming runs it.
+    source = await new_session(client)
+    await client.post(f"/v1/sessions/{source}/runs", json={"prompt": "hello one"})
+    events = await all_events(client, source)
+    answer = next(e for e in events if e.get("role") == "assistant")
+    fork = await client.post(f"/v1/sessions/{source}/fork", json={"at_seq": answer["seq"]})
+    assert fork.status_code == 201, fork.text
+    resumed = await client.post(f"/v1/sessions/{fork.json()['id']}/resume", json={"approvals": {}})
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.json()["output"] == "You said: hello one"
 
 
 # -- delete while a run goes on --------------------------------------------------------------

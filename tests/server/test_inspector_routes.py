@@ -295,7 +295,7 @@ async def test_approvals_are_logged_with_the_user_and_the_time(alice: httpx.Asyn
     running = next(e for e in events if e["metadata"].get("started"))
     assert line["seq"] < running["seq"], "the decision is on record before the call runs"
     again = await alice.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {call_id: True}})
-    assert again.status_code == 200
+    assert again.status_code == 409, again.text
     assert len([e for e in await log(alice, session_id) if "approval" in e["metadata"]]) == 1
     assert DANGER_LOG == ["prod"]
 

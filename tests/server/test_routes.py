@@ -373,7 +373,8 @@ async def test_interrupt_then_resume_with_approval(client: httpx.AsyncClient) ->
     assert resumed.json()["output"] == "The tool said: wiped prod."
     assert DANGER_LOG == ["prod"]
     again = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {pause["call_id"]: True}})
-    assert again.json()["stop_reason"] == "completed"
+    assert again.status_code == 409, again.text
+    assert again.json()["error"] == "nothing_paused"
     assert DANGER_LOG == ["prod"], "a call whose result is recorded never runs again"
 
 

@@ -2,8 +2,9 @@
 
 Every `/v1` route takes the user from `current_user` and reaches sessions only through
 `_owned`, which answers 404 for another user's session exactly as for a missing one; a
-run or a resume checks it as it opens the session (one read fewer per run), and asks
-`_owned` only when the session is busy, so a busy session of someone else is still a 404.
+run checks it as it opens the session (one read fewer per run), and asks `_owned` only
+when the session is busy, so a busy session of someone else is still a 404. A resume asks
+`_owned` first: it reads the session's log before its run starts.
 Runs and resumes answer server-sent events when the client accepts `text/event-stream`,
 and the `RunResult` as JSON otherwise; either way the run itself goes on in the server
 (`RunManager`) if the client goes away.
@@ -14,6 +15,9 @@ Where the HTTP surface adds its own reading of an error:
   `invalid_approvals`, and nothing is recorded: the body is well-formed but asks for
   something this session does not hold, so sending it again can never succeed (a 409
   would tell the client to retry once some conflict clears, and none will);
+- a resume of a session with nothing to resume (no paused call, and the model has
+  answered) answers 409 `nothing_paused` and starts no run: the session's state, not the
+  body, is in the way, and the message says what to send instead (a prompt);
 - deleting a session while a run is going on, in this process or in any other sharing
   the store, answers 409 `busy` (the store refuses while the run holds its lock);
 - cancelling where no run is going on, here or elsewhere, answers 404 `not_running`
@@ -45,6 +49,7 @@ from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Relay
+from hookline.server.resumes import check_resumable
 from hookline.server.run_schemas import RunAccepted
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
@@ -339,17 +344,23 @@ async def answer_run_body(
 async def resume_run(context: Ctx, user: User, session_id: SessionId, body: ResumeBody, request: Request) -> Response:
     """Resume an interrupted run: `{"approvals": {call_id: true | false | "reason" | {"args": {...}}}}`.
 
-    `{"args": {...}}` runs the call with these arguments instead of the model's. Approvals
-    naming a call that is not paused in the session, or edited arguments that do not fit the
-    tool's schema, answer 422 and record nothing. Each paused call they decide gets a line in
-    the log before it runs: who approved or denied it (or edited it), and when; the resume
-    writes it while it holds the session, so one that answers 409 `busy` records nothing. The
-    deps factory, if any, runs before anything is written: one that fails records nothing.
+    `{"args": {...}}` runs the call with these arguments instead of the model's. A session
+    with nothing to resume (no paused call, and the model has answered) answers 409
+    `nothing_paused` and runs nothing (`resumes.py`). Approvals naming a call that is not
+    paused in the session, or edited arguments that do not fit the tool's schema, answer 422
+    and record nothing. Each paused call they decide gets a line in the log before it runs:
+    who approved or denied it (or edited it), and when; the resume writes it while it holds
+    the session, so one that answers 409 `busy` records nothing. The deps factory, if any,
+    runs before anything is written: one that fails records nothing.
     """
-    if context.deps is not None:  # the factory is called for the session's owner only
-        await _owned(context, session_id, user)
     try:
         approvals = parse_approvals(body.answers())
+    except ConfigError as exc:
+        return _invalid_approvals(exc)
+    await _owned(context, session_id, user)  # before its log is read; and the deps factory is the owner's only
+    if context.runs.get(session_id) is None:  # else: 409 `busy` below, whatever the log says mid-run
+        check_resumable(session_id, await context.store.events(session_id, view="all"), approvals)
+    try:
         run = resume_request(context.agent, context.store, session_id, user, approvals)
     except ConfigError as exc:
         return _invalid_approvals(exc)

@@ -446,12 +446,12 @@ async function fork(edit) {
   if (gen !== page.gen) return;
   const seen = expectRun();
   try {
-    // A fork whose log ends with an answer has nothing to run: it waits for a prompt.
     if (!(await startRun(`${session(created.id)}/resume`, { approvals: {} }, page.requests.signal))) noRun(seen);
   } catch (error) {
     if (error.name === "AbortError") return;
     noRun(seen);
-    chat.showError(error.message);
+    // A fork whose log ends with an answer has nothing to run (409 nothing_paused): it waits for a prompt.
+    if (!(error instanceof ApiError && error.code === "nothing_paused")) chat.showError(error.message);
   }
 }
 
