@@ -16,6 +16,7 @@ valid: every tool call it recorded is answered, and the last status says how the
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable
 from typing import Any
 
@@ -39,6 +40,7 @@ from hookline._run.recorder import Recorder, StreamQueue
 from hookline._run.resume import Answer, AuditLines
 from hookline._run.run_scope import RunScope
 from hookline._run.state_record import StateRecord
+from hookline._run.status import SLOW_HOOK_S, slow_hook
 from hookline._run.tool_runner import ToolRunner
 from hookline._run.tool_turn import ToolTurn, closing_results, pause_line, pauses, unrun_results
 from hookline._run.turn_buffer import TurnBuffer
@@ -543,8 +545,10 @@ class Run:
             return
         state = self.state
         state.point = point
+        timed = self.recorder.store is not None  # a slow hook's time goes on record
         for bound in hooks:
             response = state.response
+            began = time.perf_counter()
             try:
                 if bound.plan is None and not self.scope.hook_logs:
                     await bound(state)
@@ -553,7 +557,14 @@ class Run:
             except Exception as exc:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
+            if (took := time.perf_counter() - began) >= SLOW_HOOK_S and timed:
+                self.recorder.add(slow_hook(self.agent.name, bound.name, point, took))
             self._watch.after_hook(bound.name, point, state, response, self._turn.calls if self._turn else ())
+        self._after_hooks(stop_on_exit)
+
+    def _after_hooks(self, stop_on_exit: bool) -> None:
+        """What a point's hooks decided, applied once they all ran: trips, records, an exit, injected messages."""
+        state = self.state
         if self.buffer.trips:
             self._tripped()
         if self.buffer.records:  # before injected messages: a compaction's summary stands for what came before

@@ -19,15 +19,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextvars import ContextVar
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hookline.events import Event
+from hookline.hook_points import HookPoint
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.models import ModelRequest, ModelResponse
 
 __all__ = [
-    "LogCapture", "answer_facts", "describe_answer", "describe_call", "describe_reasoning", "describe_result",
-    "install_log_capture", "request_record",
+    "SLOW_HOOK_S", "LogCapture", "answer_facts", "describe_answer", "describe_call", "describe_reasoning",
+    "describe_result", "install_log_capture", "request_record", "slow_hook",
 ]
+
+SLOW_HOOK_S = 0.01
+"""A hook call that takes this long or longer leaves its time in a session's log (`slow_hook`)."""
 
 _MAX_SHOWN = 200
 
@@ -134,3 +140,10 @@ def _without_bytes(message: dict[str, Any]) -> dict[str, Any]:
 def describe_reasoning(response: ModelResponse) -> list[str]:
     """`thinking: ...`, one line per reasoning part that shows text (hidden reasoning shows none)."""
     return [f"thinking: {part.text}" for part in response.reasoning if part.text.strip()]
+
+
+def slow_hook(author: str, hook: str, point: HookPoint, seconds: float) -> Event:
+    """The marker of a hook call that took `seconds` (`SLOW_HOOK_S` or more), just ended: `metadata["hook_call"]`."""
+    started = datetime.now(UTC) - timedelta(seconds=seconds)
+    return Event.marker(author, hook_call={"hook": hook, "point": point.value, "duration_ms": round(seconds * 1000, 1),
+                                           "started_at": started.isoformat()})

@@ -285,9 +285,28 @@ def _run_span(run: _Run, name: str) -> TraceSpan:
 
 
 def _hook_marks(events: Sequence[Event]) -> list[TraceSpan]:
-    return [TraceSpan(kind="hook", name=str(e.metadata["hook"]), depth=1, seq=e.seq or 0, started_at=when(e),
-                      outcome=e.text)
-            for e in events if e.kind == "status" and isinstance(e.metadata.get("hook"), str)]
+    """A hook's lines, as marks; its slow calls (`metadata["hook_call"]`), as spans with their time."""
+    marks = []
+    for event in events:
+        call = event.metadata.get("hook_call") if event.kind == "marker" else None
+        if isinstance(call, dict) and isinstance(call.get("hook"), str):
+            started = _parsed(call.get("started_at"))
+            took = call.get("duration_ms")
+            took = float(took) if isinstance(took, int | float) else None
+            ended = started + timedelta(milliseconds=took) if started and took is not None else None
+            marks.append(TraceSpan(kind="hook", name=call["hook"], depth=1, seq=event.seq or 0, started_at=started,
+                                   ended_at=ended, duration_ms=took, outcome=f"at {call.get('point', '')}"))
+        elif event.kind == "status" and isinstance(event.metadata.get("hook"), str):
+            marks.append(TraceSpan(kind="hook", name=str(event.metadata["hook"]), depth=1, seq=event.seq or 0,
+                                   started_at=when(event), outcome=event.text))
+    return marks
+
+
+def _parsed(value: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _approval_waits(events: Sequence[Event]) -> list[TraceSpan]:

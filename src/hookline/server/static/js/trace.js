@@ -1,6 +1,7 @@
 // One trace per prompt (`GET .../traces`): its runs (the prompt's, then each resume) as a
-// waterfall, each with its model and tool calls and its hooks' lines nested under it, and the
-// human waits of its approvals; with its tokens, its time and the time it waited for people.
+// waterfall, each with its model and tool calls, its hooks' lines and slow hook calls nested
+// under it, and the human waits of its approvals; with its tokens, its time and the time it
+// waited for people.
 // A model call's row opens its event (the model-call view first); a tool call's row shows its
 // card in the chat, whose "Timeline" button comes back here.
 
@@ -73,7 +74,7 @@ export class Trace {
     const length = span.duration_ms ?? (span.kind === "hook" ? 0 : Math.max(0, Date.now() - Date.parse(span.started_at)));
     const left = Math.max(0, Math.min(100, (begin / total) * 100));
     const width = Math.max(0.6, Math.min(100 - left, (length / total) * 100));
-    const facts = [span.kind === "hook" ? null : duration(span.duration_ms),
+    const facts = [duration(span.duration_ms),
       span.ttft_ms !== null && span.ttft_ms !== undefined ? `first token ${duration(span.ttft_ms)}` : null,
       span.input_tokens !== null && span.input_tokens !== undefined
         ? `${span.input_tokens} in / ${span.output_tokens} out tok` : span.tokens !== null ? `${span.tokens} tok` : null,
