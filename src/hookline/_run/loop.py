@@ -548,7 +548,7 @@ class Run:
         timed = self.recorder.store is not None  # a slow hook's time goes on record
         for bound in hooks:
             response = state.response
-            began = time.perf_counter()
+            began = time.perf_counter() if timed else 0.0
             try:
                 if bound.plan is None and not self.scope.hook_logs:
                     await bound(state)
@@ -557,7 +557,7 @@ class Run:
             except Exception as exc:
                 raise HookError(f"hook {bound.name!r} failed at {point.value}: {type(exc).__name__}: {exc}",
                                 hook=bound.name, point=point.value) from exc
-            if (took := time.perf_counter() - began) >= SLOW_HOOK_S and timed:
+            if timed and (took := time.perf_counter() - began) >= SLOW_HOOK_S:
                 self.recorder.add(slow_hook(self.agent.name, bound.name, point, took))
             self._watch.after_hook(bound.name, point, state, response, self._turn.calls if self._turn else ())
         self._after_hooks(stop_on_exit)
