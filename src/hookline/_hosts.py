@@ -1,7 +1,7 @@
 """`is_loopback`: whether an address to listen on is this machine's alone.
 
-The servers without authentication (`hookline serve` without tokens, `hookline mcp
---http`) listen on loopback only; both ask this one function.
+The servers without authentication (`hookline serve` and `hookline mcp --http` without
+tokens) listen on loopback only; both ask this one function.
 """
 
 from __future__ import annotations

@@ -2,20 +2,33 @@
 
 Every server writes what it saw under a state directory (its pid, one line per tool
 listing and per call), so a test checks the server's side, not the client's account of it.
+`HttpAgentServer` is the other side: an agent served by `python -m hookline.mcp --http`.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from hookline.mcp import MCPToolset
 from support.waiting import DEADLINE
 
 SERVERS = Path(__file__).with_name("servers")
+AGENTS = Path(__file__).with_name("agents.py")
+SERVE = [sys.executable, "-m", "hookline.mcp"]
 
 
 def server_args(name: str, state: Path, *, legacy: bool = False, extra: tuple[str, ...] = ()) -> list[str]:
@@ -79,3 +92,51 @@ class HttpServer:
     def restart(self) -> None:
         self.kill()
         self.start()
+
+
+class HttpAgentServer:
+    """`python -m hookline.mcp agents.py:AGENT --http --port 0 ...`, reached at `url` on 127.0.0.1.
+
+    Its port is read from the line it prints on stderr. `tokens` is its `HOOKLINE_TOKENS`
+    (None: no tokens, whatever the tests' environment holds).
+    """
+
+    def __init__(self, agent: str, *options: str, tokens: str | None = None) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HOOKLINE_TOKENS")}
+        if tokens is not None:
+            env["HOOKLINE_TOKENS"] = tokens
+        self.process = subprocess.Popen([*SERVE, f"{AGENTS}:{agent}", "--http", "--port", "0", *options],
+                                        stderr=subprocess.PIPE, text=True, env=env)
+        assert self.process.stderr is not None
+        line = self.process.stderr.readline()
+        found = re.search(r"on http://\S+:(\d+)/mcp", line)
+        if not found:
+            self.stop()
+            raise AssertionError(f"the server did not start: {line!r}")
+        self.port = int(found.group(1))
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    def stop(self) -> float:
+        """Ctrl-C it; return how long it took to exit."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(DEADLINE)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        return time.monotonic() - started
+
+
+@asynccontextmanager
+async def connect(url: str, token: str | None = None, *, mode: Any = "auto") -> AsyncIterator[Client]:
+    """The `mcp` SDK's client on `url`, sending `Authorization: Bearer <token>` when a token is given."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    timeout = httpx2.Timeout(30.0, read=None)
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http, \
+            Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        yield client
+
+
+def text(result: types.CallToolResult) -> str:
+    """The text blocks of a tool result, joined."""
+    return "".join(block.text for block in result.content if isinstance(block, types.TextContent))

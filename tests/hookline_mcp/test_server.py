@@ -1,32 +1,29 @@
 """`hookline.mcp.server`: an agent served as an MCP tool, checked with the `mcp` SDK's own client.
 
 The server runs as a subprocess (`python -m hookline.mcp tests/.../agents.py:NAME`),
-over stdio and over streamable HTTP on 127.0.0.1.
+over stdio and over streamable HTTP on 127.0.0.1 (with bearer tokens: test_server_auth.py).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from support.waiting import DEADLINE
 
-pytestmark = pytest.mark.anyio
+from .harness import AGENTS, SERVE, HttpAgentServer, connect, text
 
-AGENTS = Path(__file__).with_name("agents.py")
-SERVE = [sys.executable, "-m", "hookline.mcp"]
+pytestmark = pytest.mark.anyio
 
 
 def stdio_server(agent: str, *options: str) -> StdioServerParameters:
@@ -44,10 +41,6 @@ class Progress:
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         self.steps.append(progress)
         self.messages.append(message or "")
-
-
-def text(result: types.CallToolResult) -> str:
-    return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 async def test_the_agent_is_one_tool_whose_progress_carries_the_status_lines() -> None:
@@ -101,29 +94,6 @@ async def test_a_failed_run_and_a_bad_call_are_error_results() -> None:
     assert "prompt must be a non-empty string" in text(empty)
 
 
-class HttpAgentServer:
-    """`python -m hookline.mcp ... --http --port 0`, with the URL read from its stderr."""
-
-    def __init__(self, agent: str, *options: str) -> None:
-        self.process = subprocess.Popen([*SERVE, f"{AGENTS}:{agent}", "--http", "--port", "0", *options],
-                                        stderr=subprocess.PIPE, text=True)
-        assert self.process.stderr is not None
-        line = self.process.stderr.readline()
-        found = re.search(r"on (http://127\.0\.0\.1:\d+/mcp)", line)
-        assert found, f"the server did not start: {line!r}"
-        self.url = found.group(1)
-
-    def stop(self) -> float:
-        """Ctrl-C it; return how long it took to exit."""
-        started = time.monotonic()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            self.process.wait(DEADLINE)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
-        return time.monotonic() - started
-
-
 @pytest.fixture
 def http_agent() -> Iterator[HttpAgentServer]:
     server = HttpAgentServer("calculator")
@@ -142,14 +112,27 @@ async def test_over_http_progress_arrives_and_the_answer_returns(http_agent: Htt
     assert "running add(a=2, b=3)" in progress.messages
 
 
-def test_the_http_server_stops_on_ctrl_c(http_agent: HttpAgentServer) -> None:
-    assert http_agent.stop() < 5.0
-    assert http_agent.process.returncode in (0, -signal.SIGINT, 130)
+@pytest.mark.parametrize("exposed", [False, True], ids=["loopback", "beyond-loopback-with-tokens"])
+async def test_the_http_server_stops_on_ctrl_c_while_a_client_is_connected(exposed: bool) -> None:
+    server = (HttpAgentServer("calculator", "--host", "0.0.0.0", tokens="s3cret:alice") if exposed
+              else HttpAgentServer("calculator"))
+    try:
+        # legacy: the client keeps a session, with its GET stream open, while the server stops
+        async with connect(server.url, "s3cret" if exposed else None, mode="legacy") as client:
+            result = await client.call_tool("calculator", {"prompt": "2+3?"})
+            took = await anyio.to_thread.run_sync(server.stop)
+    finally:
+        server.stop()
+    assert text(result) == "the sum is 5 (prompt 1 of this conversation)"
+    assert took < 5.0
+    assert server.process.returncode in (0, -signal.SIGINT, 130)
 
 
-def test_http_beyond_loopback_is_refused() -> None:
+def test_http_beyond_loopback_without_tokens_is_refused() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOOKLINE_TOKENS")}
     out = subprocess.run([*SERVE, f"{AGENTS}:calculator", "--http", "--host", "0.0.0.0"], capture_output=True,
-                         text=True, timeout=DEADLINE, check=False)
+                         text=True, timeout=DEADLINE, check=False, env=env)
     assert out.returncode == 2
-    assert "no authentication" in out.stderr
+    assert "refusing to serve MCP on 0.0.0.0 without authentication" in out.stderr
+    assert "HOOKLINE_TOKENS=token:user" in out.stderr
     assert "--host 127.0.0.1" in out.stderr

@@ -3,6 +3,10 @@
 `mcp_command` is a typer command; `hookline.cli` registers it as `hookline mcp`, and
 `python -m hookline.mcp` runs it alone (`main`). Over stdio, stdout carries the
 protocol, so everything else (the banner, errors) goes to stderr.
+
+Over HTTP, the bearer tokens of `hookline serve` (`HOOKLINE_TOKENS`, `HOOKLINE_TOKENS_FILE`)
+guard the server; without any, it listens on loopback only. Over stdio (a local process,
+started by its client) there is no authentication.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ def mcp_command(
     agent: Annotated[str | None, typer.Argument(help="'module:attribute' of your Agent [default: the default agent].",
                                                 show_default=False)] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
-    host: Annotated[str, typer.Option(help="Address to listen on with --http (loopback only).")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on with --http (beyond loopback only with "
+                                      "HOOKLINE_TOKENS).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on with --http (0: any free one).")]
     = 8000,
     db: Annotated[str | None, typer.Option("--db", help="Session store for session_id: a SQLite file or a "
@@ -30,7 +35,11 @@ def mcp_command(
                                               show_default=False)] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
 ) -> None:
-    """Serve an agent as an MCP tool (one tool: prompt, optional session_id) over stdio or --http."""
+    """Serve an agent as an MCP tool (one tool: prompt, optional session_id) over stdio or --http.
+
+    Over --http, HOOKLINE_TOKENS="token:user,..." (or HOOKLINE_TOKENS_FILE) requires a bearer
+    token on every request, whose user owns the sessions; without tokens it serves loopback only.
+    """
     from hookline._cli.exits import report_errors
 
     with report_errors(debug=debug):
@@ -40,7 +49,6 @@ def mcp_command(
 def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | None, model: str | None) -> None:
     import anyio
 
-    from hookline._cli.serve import is_loopback
     from hookline._cli.setup import build_agent, open_store
     from hookline.errors import ConfigError
 
@@ -49,10 +57,7 @@ def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | No
     except ImportError as exc:
         raise ConfigError(f"hookline mcp needs the MCP SDK: pip install 'hookline[mcp]' ({exc})") from exc
 
-    if http and not is_loopback(host):
-        from hookline._cli.exits import UsageProblem
-
-        raise UsageProblem(f"refusing to serve MCP on {host}: there is no authentication, so use --host 127.0.0.1")
+    tokens = _tokens(host) if http else {}
     agent = build_agent(target, model)
     store = open_store(db) if db else None
 
@@ -69,11 +74,30 @@ def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | No
     from hookline._cli.serve import bind
 
     sock = bind(host, port)
-    where = f"[{host}]" if ":" in host else host
+    where = f"[{host.strip('[]')}]" if ":" in host else host
+    guard = "bearer tokens required" if tokens else "no tokens configured: loopback only"
     print(f"serving agent {agent.name!r} as MCP tool {tool_name(agent)!r} on "
-          f"http://{where}:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+          f"http://{where}:{sock.getsockname()[1]}/mcp ({guard})", file=sys.stderr, flush=True)
     with sock:
-        anyio.run(serve, serve_http(agent, host, port, store=store, sock=sock))
+        anyio.run(serve, serve_http(agent, host, port, store=store, sock=sock, tokens=tokens))
+
+
+def _tokens(host: str) -> dict[str, str]:
+    """The bearer tokens of the environment, checked against `host`: beyond loopback, some are needed.
+
+    Raises:
+        UsageProblem: `host` is not loopback and no token is configured.
+        ConfigError: A token entry is not `token:user`, or the tokens file cannot be read.
+    """
+    from hookline._cli.exits import UsageProblem
+    from hookline._hosts import is_loopback
+    from hookline._tokens import TOKENS_ENV, TOKENS_FILE_ENV, tokens_from_env
+
+    tokens = tokens_from_env() or {}
+    if not tokens and not is_loopback(host):
+        raise UsageProblem(f"refusing to serve MCP on {host} without authentication: set {TOKENS_ENV}=token:user,... "
+                           f"(or {TOKENS_FILE_ENV}) to require bearer tokens, or listen on --host 127.0.0.1")
+    return tokens
 
 
 def main() -> int:

@@ -6,10 +6,13 @@ The server has one tool, named after the agent. It takes `prompt` and an optiona
 progress notification whose message is the status line, so an MCP client can show what
 the agent does. With a `session_id`, the run continues that session of the agent's store
 (the conversation carries over from call to call); without one, each call starts afresh.
+Over HTTP with bearer tokens (`HOOKLINE_TOKENS`), the sessions belong to the user of the
+token that comes with the call: another user's session is not found.
 
 ```
 hookline mcp myapp.agents:agent                        # stdio, for Claude Desktop, IDEs, ...
 hookline mcp myapp.agents:agent --http --port 8000      # streamable HTTP on 127.0.0.1:8000/mcp
+HOOKLINE_TOKENS=s3cret:alice hookline mcp myapp.agents:agent --http --host 0.0.0.0   # bearer tokens
 python -m hookline.mcp myapp.agents:agent               # the same, without the hookline command
 ```
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import re
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -83,7 +86,7 @@ def build_server(agent: Agent, *, store: SessionStore | None = None, description
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name != name:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has one tool: {name!r}")
-        request = _request(agent, params.arguments or {}, store)
+        request = _request(agent, params.arguments or {}, store, serving.request_user(ctx))
         if isinstance(request, str):
             return _error(request)
 
@@ -95,8 +98,8 @@ def build_server(agent: Agent, *, store: SessionStore | None = None, description
     return Server(agent.name, version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def _request(agent: Agent, arguments: dict[str, Any], store: SessionStore | None) -> PromptRequest | str:
-    """The run a call asks for, or what is wrong with the call."""
+def _request(agent: Agent, arguments: dict[str, Any], store: SessionStore | None, user: str) -> PromptRequest | str:
+    """The run a call of `user` asks for, or what is wrong with the call."""
     prompt, session_id = arguments.get("prompt"), arguments.get("session_id")
     if not isinstance(prompt, str) or not prompt.strip():
         return "prompt must be a non-empty string: the text the agent should answer"
@@ -104,7 +107,7 @@ def _request(agent: Agent, arguments: dict[str, Any], store: SessionStore | None
         return "session_id must be a non-empty string, or left out for a new conversation"
     request = agent.prompt(prompt)
     if session_id:
-        request.session(session_id, store=store)
+        request.session(session_id, user=user, store=store)  # another user's: SessionNotFound
     return request
 
 
@@ -154,6 +157,7 @@ async def serve_http(
     *,
     store: SessionStore | None = None,
     sock: socket.socket | None = None,
+    tokens: Mapping[str, str] | None = None,
 ) -> None:
     """Serve `agent` over streamable HTTP at `http://host:port/mcp` until stopped (Ctrl-C); then close it.
 
@@ -161,16 +165,19 @@ async def serve_http(
 
     Args:
         agent: The agent to serve.
-        host: The address to listen on: loopback only, since the server has no authentication.
+        host: The address to listen on: beyond loopback only with tokens.
         port: The port (0: any free one).
         store: Where sessions named by `session_id` live (default: the agent's store).
         sock: A socket already bound (then `host` and `port` only name it).
+        tokens: `{bearer token: user}`: each call then needs a token, and its user owns the
+            sessions the call creates or continues. None reads `HOOKLINE_TOKENS` /
+            `HOOKLINE_TOKENS_FILE`; empty (or nothing configured): no authentication.
 
     Raises:
-        ConfigError: `host` is not a loopback address.
+        ConfigError: `host` is not a loopback address and there are no tokens.
     """
     try:
-        await serving.serve_http(build_server(agent, store=store), host, port, sock=sock)
+        await serving.serve_http(build_server(agent, store=store), host, port, sock=sock, tokens=tokens)
     finally:
         await agent.close()
 

@@ -9,21 +9,21 @@ The check is an ASGI middleware, so a request without a known token answers 401 
 its body is even read (a malformed body from a stranger gets 401, not 422). Routes learn
 the user from `current_user`. With no tokens configured every request is user
 `"default"`: the CLI then binds to loopback only.
+
+The parsers (`parse_tokens`, `read_tokens_file`, `tokens_from_env`) and `DEFAULT_USER` come
+from `hookline._tokens`, which `hookline mcp --http` shares without loading FastAPI.
 """
 
 from __future__ import annotations
 
-import hmac
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hookline.errors import ConfigError
+from hookline._tokens import DEFAULT_USER, parse_tokens, read_tokens_file, tokens_from_env, user_for
 from hookline.server.errors import error_response
 from hookline.server.schemas import ErrorBody
 
@@ -38,9 +38,6 @@ __all__ = [
     "tokens_from_env",
 ]
 
-DEFAULT_USER = "default"
-"""The user of every request when no tokens are configured."""
-
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect",
                           "/.well-known/agent-card.json"})
 """Paths served without a token (plus everything under `/static/`); the A2A Agent Card says how to authenticate."""
@@ -50,61 +47,8 @@ _NEED_TOKEN = "a known bearer token is required (Authorization: Bearer ...)"
 _bearer = HTTPBearer(auto_error=False, description="A token from HOOKLINE_TOKENS (not needed when none are set)")
 
 
-def parse_tokens(spec: str) -> dict[str, str]:
-    """Parse `"token:user,token:user"` into `{token: user}`.
-
-    Raises:
-        ConfigError: An entry is not `token:user` with both sides non-empty.
-
-    """
-    tokens: dict[str, str] = {}
-    for number, entry in enumerate(spec.replace("\n", ",").split(","), start=1):
-        entry = entry.strip()
-        if not entry:
-            continue
-        token, sep, user = entry.rpartition(":")
-        token, user = token.strip(), user.strip()
-        if not sep or not token or not user:
-            raise ConfigError(f"token entry {number} is not 'token:user' (e.g. HOOKLINE_TOKENS='s3cret:alice')")
-        tokens[token] = user
-    return tokens
-
-
-def read_tokens_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read a tokens file: one `token:user` per line; blank lines and `#` comments are skipped."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the tokens file {os.fspath(path)!r}: {exc.strerror}") from exc
-    return parse_tokens("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
-
-
-def tokens_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
-    """Return the tokens of `HOOKLINE_TOKENS` and `HOOKLINE_TOKENS_FILE` merged (None if neither is set)."""
-    env = os.environ if environ is None else environ
-    spec, path = env.get("HOOKLINE_TOKENS", ""), env.get("HOOKLINE_TOKENS_FILE", "")
-    if not spec.strip() and not path.strip():
-        return None
-    tokens = read_tokens_file(path) if path.strip() else {}
-    tokens.update(parse_tokens(spec))
-    return tokens
-
-
 def _is_public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith("/static/")
-
-
-def _user_for(authorization: str, tokens: Mapping[str, str]) -> str | None:
-    scheme, _, given = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        return None
-    offered = given.strip().encode()
-    found = None
-    for token, user in tokens.items():
-        # Compare against every token, so timing says nothing about which one nearly matched.
-        if hmac.compare_digest(token.encode(), offered):
-            found = user
-    return found
 
 
 class AuthMiddleware:
@@ -129,7 +73,7 @@ class AuthMiddleware:
             scope[_USER_KEY] = DEFAULT_USER
         elif not _is_public(scope["path"]):
             header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-            user = _user_for(header.decode("latin-1"), self.tokens)
+            user = user_for(header.decode("latin-1"), self.tokens)
             if user is None:
                 body = ErrorBody(error="unauthorized", message=_NEED_TOKEN)
                 await error_response(body, 401, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
