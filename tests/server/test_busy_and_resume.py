@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from hookline._ids import session_id_problem
+from hookline.events import Event
 from hookline.server import create_app
 from hookline.sessions import SessionStore
 from hookline.sessions.postgres import PostgresSessionStore
@@ -122,6 +123,24 @@ async def test_resume_naming_an_answered_call_while_another_is_paused_answers_42
                    f"(never made, or answered already); calls awaiting a decision: {paused}",
     }
     assert await all_events(client, session_id) == before
+
+
+async def test_resume_finds_the_paused_call_pages_back_in_a_long_log(
+    client: httpx.AsyncClient, store: SessionStore
+) -> None:
+    # The check reads the log backward a page (1,000 events) at a time, to the model's last message.
+    session_id, call_id = await paused_session(client)
+    lines = [Event.status("assistant", "agent", f"line {i}") for i in range(1_200)]
+    await store.append_events(session_id, lines)
+    unknown = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {"nope": True}})
+    assert unknown.status_code == 422, unknown.text
+    assert unknown.json()["message"].endswith(f"calls awaiting a decision: {call_id}")
+    resumed = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {call_id: True}})
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.json()["stop_reason"] == "completed"
+    await store.append_events(session_id, lines)
+    again = await client.post(f"/v1/sessions/{session_id}/resume", json={"approvals": {}})
+    assert again.status_code == 409, again.text
 
 
 async def test_resume_of_a_fork_that_awaits_the_model_runs(client: httpx.AsyncClient) -> None:

@@ -10,29 +10,50 @@ paused now: one naming a call answered already (or never made) answers 422
 
 The log is read before the run takes the session, so two resumes racing may both pass
 here; the run's own checks (`hookline._run.resume`) still hold under its lock, and a call
-never runs twice.
+never runs twice. Only its tail is read, backward a page at a time: from the last answer of
+the model on, which holds its paused calls and what happened to them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 
 from hookline._run.resume import paused_calls
 from hookline.conversation import open_calls
 from hookline.events import Event
 from hookline.server.errors import ProtocolError
+from hookline.sessions import SessionStore
 
-__all__ = ["check_resumable"]
+__all__ = ["check_resumable", "log_since_last_answer"]
+
+_PAGE = 1_000
+"""Events read at a time: each page is decoded on the event loop, so none is long."""
 
 
-def check_resumable(session_id: str, log: Iterable[Event], approvals: Collection[str]) -> None:
-    """Check that the session whose log (`all` view) is `log` can be resumed with answers to `approvals` (call ids).
+async def log_since_last_answer(store: SessionStore, session_id: str) -> list[Event]:
+    """The session's log (`all` view) from the model's last message on; all of it when there is none."""
+    pages: list[list[Event]] = []
+    before: int | None = None
+    while True:
+        page = await store.page(session_id, view="all", before_seq=before, limit=_PAGE, newest=True)
+        answers = [i for i, e in enumerate(page) if e.kind == "message" and e.role == "assistant" and not e.partial]
+        stored = [e for e in page if not e.partial]
+        pages.append(page[answers[-1]:] if answers else page)
+        if answers or len(stored) < _PAGE or stored[0].seq == 1:
+            return [e for p in reversed(pages) for e in p]
+        before = stored[0].seq
+
+
+def check_resumable(session_id: str, log: list[Event], approvals: Collection[str]) -> None:
+    """Check that a session can be resumed with answers to `approvals` (call ids).
+
+    `log` is the session's log (`all` view) from the model's last message on
+    (`log_since_last_answer`), or the whole of it.
 
     Raises:
         ProtocolError: 409 `nothing_paused`: no call is paused and the model has answered
             (or no run was made); 422 `invalid_approvals`: an approval names no paused call.
     """
-    log = list(log)
     messages = [e.to_message() for e in log if e.kind == "message" and not e.partial]
     pending = {call.id for call in open_calls(messages)}
     if not pending and (not messages or messages[-1].role == "assistant"):

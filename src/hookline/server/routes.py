@@ -49,7 +49,7 @@ from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Relay
-from hookline.server.resumes import check_resumable
+from hookline.server.resumes import check_resumable, log_since_last_answer
 from hookline.server.run_schemas import RunAccepted
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody
@@ -359,7 +359,7 @@ async def resume_run(context: Ctx, user: User, session_id: SessionId, body: Resu
         return _invalid_approvals(exc)
     await _owned(context, session_id, user)  # before its log is read; and the deps factory is the owner's only
     if context.runs.get(session_id) is None:  # else: 409 `busy` below, whatever the log says mid-run
-        check_resumable(session_id, await context.store.events(session_id, view="all"), approvals)
+        check_resumable(session_id, await log_since_last_answer(context.store, session_id), approvals)
     try:
         run = resume_request(context.agent, context.store, session_id, user, approvals)
     except ConfigError as exc:
