@@ -196,7 +196,8 @@ async def model_call(context: Ctx, user: User, session_id: SessionId, seq: Seq) 
 async def fork(context: Ctx, user: User, session_id: SessionId, body: ForkBody) -> Response:
     """Copy the log before event `at_seq` into a new session, with that message edited; answer the new session.
 
-    Then `POST /v1/sessions/{new id}/resume` with `{"approvals": {}}` runs the agent from there.
+    Then `POST /v1/sessions/{new id}/resume` with `{"approvals": {}}` runs the agent from there (409
+    `nothing_paused` when the fork ends with an answer: nothing to run).
     """
     source = await context.store.get(session_id, user=user, with_events=False)
     try:
