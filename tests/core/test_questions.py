@@ -102,3 +102,13 @@ async def test_a_malformed_answer_is_refused_before_anything_runs(store: Session
 def test_asking_outside_a_run_says_so() -> None:
     with pytest.raises(RuntimeError, match="cannot ask the user"):
         RunContext(None).ask("anyone?")
+
+
+async def test_a_new_prompt_closes_an_unanswered_question_as_such_not_as_a_crash(store: SessionStore) -> None:
+    script = Script(calls(call("c1", "greet")), answer("greeted"), answer("something else"))
+    agent = Agent(model=script.model, tools=[greet], session_store=store)
+    await agent.prompt("greet me").session("s")
+    await agent.prompt("never mind").session("s")
+    (closed,) = [r for e in await store.events("s", view="prompt") for r in e.to_message().tool_results]
+    assert closed.is_error
+    assert closed.content == "not answered: this call asked a question, and a new prompt came instead"

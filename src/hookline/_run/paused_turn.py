@@ -16,6 +16,7 @@ from hookline._run.resume import (
     DIED_REASON,
     Answer,
     AuditLines,
+    asked_calls,
     check_resumption,
     edit_event,
     held_messages,
@@ -34,6 +35,7 @@ from hookline.tools import Tool, error_result
 __all__ = ["PausedTurn", "TakenUp"]
 
 _NEVER_RUN = "never run: the run was interrupted before this call"
+_UNANSWERED = "not answered: this call asked a question, and a new prompt came instead"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +65,10 @@ class PausedTurn:
         """The calls whose arguments the approvals change, by id, as they will run."""
 
     def closed(self, calls: list[ToolCallPart]) -> list[ToolResultPart]:
-        """The results a new prompt gives the open calls: not run, or maybe run where a start is on record."""
-        started = started_calls(self.log)
-        return [error_result(c, DIED_REASON if c.id in started else _NEVER_RUN) for c in calls]
+        """The results a new prompt gives the open calls: not run, not answered, or maybe run (a start on record)."""
+        started, asked = started_calls(self.log), asked_calls(self.log)
+        return [error_result(c, _UNANSWERED if c.id in asked else DIED_REASON if c.id in started else _NEVER_RUN)
+                for c in calls]
 
     def check(self, messages: list[Message], unanswered: dict[str, ToolCallPart], approvals: Mapping[str, Answer],
               session_id: str | None, tools: Callable[[], Mapping[str, Tool]]) -> int:

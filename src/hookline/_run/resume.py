@@ -38,9 +38,9 @@ from hookline.result import Interruption, Reply
 from hookline.tools import Tool
 
 __all__ = [
-    "DIED_REASON", "Answer", "Approval", "AuditLines", "check_resumption", "edit_event", "edited_calls",
-    "held_messages", "inner_calls", "nested_answers", "parse_approvals", "paused_calls", "plan_resume", "replies",
-    "started_calls",
+    "DIED_REASON", "Answer", "Approval", "AuditLines", "asked_calls", "check_resumption", "edit_event",
+    "edited_calls", "held_messages", "inner_calls", "nested_answers", "parse_approvals", "paused_calls",
+    "plan_resume", "replies", "started_calls",
 ]
 
 Approval = bool | str | Mapping[str, Any]
@@ -320,6 +320,12 @@ def _listed(pending: Iterable[ToolCallPart], history: _History) -> list[Interrup
 def started_calls(log: Sequence[Event]) -> set[str]:
     """The calls since the last assistant turn whose start is on record (they may have run)."""
     return _call_history(_since_last_calls(log)).started
+
+
+def asked_calls(log: Sequence[Event]) -> set[str]:
+    """The calls since the last assistant turn whose tool asked a question (`RunContext.ask`) still unanswered."""
+    history = _call_history(_since_last_calls(log))
+    return history.paused_since & set(history.questions)
 
 
 def held_messages(log: Sequence[Event]) -> list[Message]:
