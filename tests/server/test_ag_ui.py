@@ -287,3 +287,25 @@ async def test_a_frontend_tool_is_called_by_the_model_and_answered_by_the_client
         text = "".join(e["delta"] for e in answered if e["type"] == "TEXT_MESSAGE_CONTENT")
         assert text == "Outside: sunny, 21 C."
         assert answered[-1]["outcome"] == {"type": "success"}
+
+
+async def test_a_frontend_tool_the_client_failed_to_run_answers_the_model_with_its_error(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    server = make_server(agent=Agent("weather", model=FunctionModel(_weather_script), session_store=store))
+    tool = {"name": "get_weather", "description": "The weather in a city, as the browser knows it.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        asked = await ag_ui(http, run_input(thread, user("weather?"), tools=[tool]))
+        parent = next(e for e in asked if e["type"] == "TOOL_CALL_START")["parentMessageId"]
+        assistant = {"id": parent, "role": "assistant", "toolCalls": [
+            {"id": "w1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+        failed = {"id": "r1", "role": "tool", "toolCallId": "w1", "content": "", "error": "no network in the browser"}
+        answered = await ag_ui(http, run_input(thread, user("weather?"), assistant, failed, tools=[tool]))
+        result = next(e for e in answered if e["type"] == "TOOL_CALL_RESULT")
+        assert result["content"] == "no network in the browser"
+        assert "".join(e["delta"] for e in answered if e["type"] == "TEXT_MESSAGE_CONTENT") == \
+            "Outside: no network in the browser."
+    (stored,) = [r for e in await store.events(thread, view="prompt") for r in e.to_message().tool_results]
+    assert stored.is_error, "an error the client reports is an error result, not the call's output"

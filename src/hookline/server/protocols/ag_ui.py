@@ -138,7 +138,7 @@ async def _turn(
             raise ProtocolError("this input both answers the last run (resume entries, or a frontend tool's result) "
                                 "and adds a user message: send the answers alone, then the new message")
         paused = await _paused_calls(store, given.thread_id)
-        approvals = {**approvals_of(given.resume or [], paused), **_client_results(results, paused)}
+        approvals = {**approvals_of(given.resume or [], paused), **_client_results(results, paused, frontend)}
         return Turn(approvals=approvals, tools=frontend), to_ag_ui_messages(held)
     if not users:
         raise ProtocolError("no new user message to run: the thread holds every message sent (send a new user "
@@ -153,14 +153,23 @@ def _new_messages(messages: list[Any], held: set[str | None]) -> list[Any]:
     return messages[last_known + 1:]
 
 
-def _client_results(results: list[Any], paused: dict[str, Interruption]) -> dict[str, Approval]:
-    """The answers of tool messages to paused frontend tool calls (their results, as the client ran them)."""
+def _client_results(
+    results: list[Any], paused: dict[str, Interruption], frontend: tuple[FrontendTool, ...]
+) -> dict[str, Approval]:
+    """The answers of tool messages to paused frontend tool calls (their results, as the client ran them).
+
+    A tool message with an `error` says the client failed to run the call: its result is an error with that text.
+    """
     answers: dict[str, Approval] = {}
+    tools = {t.name: t for t in frontend}
     for message in results:
-        if message.tool_call_id not in paused:
+        call = paused.get(message.tool_call_id)
+        if call is None:
             raise ProtocolError(f"tool message {message.id!r} answers no call the last run waits for "
                                 f"({message.tool_call_id!r})")
         content = message.content if isinstance(message.content, str) else _text_of(message)
+        if message.error and call.name in tools:
+            tools[call.name].failed[call.call_id] = str(message.error)
         answers[message.tool_call_id] = {"response": content}
     return answers
 

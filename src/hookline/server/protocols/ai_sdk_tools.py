@@ -3,8 +3,8 @@
 - The client's tools (the AI SDK's client-side tools, run by `useChat`'s `onToolCall`) come in
   the request body's `tools`, as `DefaultChatTransport({body: {tools}})` sends it on every
   request: `{name: {description?, inputSchema?}}`, the shape of the AI SDK's `ToolSet` with
-  JSON schemas. Each is a `ClientTool` (AG-UI's `FrontendTool`) offered to the model for that
-  run: its call pauses the run until the client's output comes back.
+  JSON schemas. Each is a `FrontendTool` (as AG-UI's frontend tools are) offered to the model
+  for that run: its call pauses the run until the client's output comes back.
 - An assistant message last answers the calls the chat waits for, by their tool parts: in
   state `approval-responded` for a call paused for approval, `output-available` or
   `output-error` (`addToolOutput`) for a call to a client tool. The session's log decides what
@@ -21,13 +21,11 @@ from typing import Any
 
 from hookline._run.resume import Approval, paused_calls
 from hookline.events import Event
-from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.result import Interruption
 from hookline.server.errors import ProtocolError
 from hookline.server.protocols.base import FrontendTool
-from hookline.tools import current_context, error_result
 
-__all__ = ["Answers", "ClientTool", "answers_of", "client_tools", "is_client_call"]
+__all__ = ["Answers", "answers_of", "client_tools", "is_client_call"]
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A tool name every provider takes (and the AI SDK's part type `tool-<name>` keeps)."""
@@ -36,32 +34,12 @@ _TOOLS_SHAPE = ('"tools" is an object of the client\'s tools by name: {"get_loca
 _ANSWERING = ("approval-responded", "output-available", "output-error")
 
 
-class ClientTool(FrontendTool):
-    """A tool the chat's client runs: a `FrontendTool` whose client may report that the call failed.
-
-    Attributes:
-        failed: The error texts of the calls the client answered with `output-error`, by call id:
-            their results are errors with that text.
-    """
-
-    def __init__(self, name: str, description: str, parameters: dict[str, Any]) -> None:
-        super().__init__(name, description, parameters)
-        self.failed: dict[str, str] = {}
-
-    async def answer(self, call: ToolCallPart, values: dict[str, Any] | None = None) -> ToolResultPart:
-        """The client's error for a call it failed to run; else as any frontend tool answers."""
-        context = current_context(call)
-        if call.id in self.failed and context is not None and context.reply is not None:
-            return error_result(call, self.failed[call.id])
-        return await super().answer(call, values)
-
-
 def is_client_call(call: Interruption) -> bool:
     """Whether a paused call waits for the client to run it (a `FrontendTool`'s), not for an approval."""
     return call.response_schema == FrontendTool.ANSWER_SCHEMA
 
 
-def client_tools(given: Any, taken: Iterable[str]) -> dict[str, ClientTool]:
+def client_tools(given: Any, taken: Iterable[str]) -> dict[str, FrontendTool]:
     """The client's tools a request body declares (`tools`), by name; `taken`: the agent's own tools' names.
 
     Raises:
@@ -79,7 +57,7 @@ def client_tools(given: Any, taken: Iterable[str]) -> dict[str, ClientTool]:
     return tools
 
 
-def _client_tool(name: str, spec: Any) -> ClientTool:
+def _client_tool(name: str, spec: Any) -> FrontendTool:
     if not _NAME.fullmatch(name):
         raise ProtocolError(f"client tool name {name!r}: a tool name is 1 to 64 letters, digits, _ or -")
     if not isinstance(spec, dict):
@@ -90,7 +68,7 @@ def _client_tool(name: str, spec: Any) -> ClientTool:
     if not isinstance(schema, dict):
         raise ProtocolError(f"tools[{name!r}].inputSchema must be the JSON schema (an object) of its input, as "
                             "z.toJSONSchema(...) or the AI SDK's jsonSchema(...) gives it")
-    return ClientTool(name, description, schema)
+    return FrontendTool(name, description, schema)
 
 
 @dataclass
@@ -103,7 +81,7 @@ class Answers:
     """The calls the client answered with its own tool's output (it holds that output)."""
 
 
-def answers_of(message: dict[str, Any], log: list[Event], tools: Mapping[str, ClientTool]) -> Answers:
+def answers_of(message: dict[str, Any], log: list[Event], tools: Mapping[str, FrontendTool]) -> Answers:
     """The answers of an assistant message's tool parts to the calls the session's `log` (its `all` view) waits for.
 
     Raises:
@@ -143,7 +121,7 @@ def _call_id(part: dict[str, Any], known: Mapping[str, str]) -> str:
     return call_id
 
 
-def _answer(part: dict[str, Any], call: Interruption, tools: Mapping[str, ClientTool], answers: Answers) -> None:
+def _answer(part: dict[str, Any], call: Interruption, tools: Mapping[str, FrontendTool], answers: Answers) -> None:
     if part["state"] == "approval-responded":
         if is_client_call(call):
             raise ProtocolError(f"{call.name} runs in the client: answer its call {call.call_id!r} with its output "

@@ -255,11 +255,16 @@ class FrontendTool(Tool):
     The model sees the client's schema; when it calls the tool, the call is not run here: the
     run stops with the call paused (a question, `RunContext.ask`), and the next request carries
     the result, given back as the call's reply (`{"response": result}`), which the call returns.
+    A client that reports the call failed puts its error in `failed` first: the result is then
+    an error with that text.
 
     Args:
         name: The tool's name.
         description: What it does, for the model.
         parameters: The JSON schema of its arguments.
+
+    Attributes:
+        failed: The error texts of the calls the client failed to run, by call id.
     """
 
     ANSWER_SCHEMA: ClassVar[dict[str, Any]] = {"description": "the call's result, as the client ran it"}
@@ -270,6 +275,7 @@ class FrontendTool(Tool):
         self.function = self._unused
         self._is_async, self._thread, self.inline = True, False, False
         self._spec = ToolSpec(name=name, description=description, parameters=parameters)
+        self.failed: dict[str, str] = {}
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The arguments as they are: the client checks them against its schema."""
@@ -279,6 +285,8 @@ class FrontendTool(Tool):
         """The client's result when the run resumes with it; else the run pauses at this call."""
         context = current_context(call)
         reply = context.reply if context is not None else None
+        if reply is not None and call.id in self.failed:
+            return error_result(call, self.failed[call.id])
         if reply is not None and reply.action == "accept":
             return result_of(call, reply.content, self.name)
         if reply is not None:
