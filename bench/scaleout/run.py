@@ -337,9 +337,10 @@ def cpu_seconds(servers: list[subprocess.Popen[bytes]]) -> dict[str, float]:
 
 def _command(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace").rsplit("/", 1)[-1]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
     except OSError:
         return ""
+    return command.split(":", 1)[0].rsplit("/", 1)[-1]  # a backend's is "postgres: 15/main: user db ..."
 
 
 async def _admin(statement: str) -> None:
@@ -378,6 +379,8 @@ async def measure(count: int, args: argparse.Namespace, workdir: Path) -> dict[s
         "machine_cores": round(cpu["machine"] / seconds, 2), "server_cores": round(cpu["servers"] / seconds, 2),
         "server_ms_per_run": round(cpu["servers"] / len(outcomes) * 1000, 1),
         "machine_ms_per_run": round(cpu["machine"] / len(outcomes) * 1000, 1),
+        "postgres_ms_per_run": round(cpu["postgres"] / len(outcomes) * 1000, 1),
+        "client_ms_per_run": round(cpu["client"] / len(outcomes) * 1000, 1),
         "problems": problems[:10], "problem_count": len(problems),
     }
 
