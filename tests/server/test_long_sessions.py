@@ -7,6 +7,8 @@ session, its events and its stream read only bounded pages, whatever the log's l
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,18 @@ class CountingStore(SQLiteSessionStore):
         return await super().page(session_id, **options)
 
 
+@asynccontextmanager
+async def served(store: CountingStore) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of a server on `store`, whose reads are counted from now on."""
+    server = LiveServer(create_app(make_agent(store), store, tokens={})).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            store.reads.clear()
+            yield http
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 async def long_session(tmp_path: Path) -> Any:
     store = CountingStore(tmp_path / "long.db")
@@ -50,13 +64,8 @@ async def long_session(tmp_path: Path) -> Any:
         await store.append_events(session.id, [
             Event(author="user", kind="message", role="user", parts=[TextPart(text=f"m{i}")])
             for i in range(start + 1, min(start + 500, EVENTS) + 1)])
-    server = LiveServer(create_app(make_agent(store), store, tokens={})).start()
-    try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
-            store.reads.clear()
-            yield http, store
-    finally:
-        server.stop()
+    async with served(store) as http:
+        yield http, store
 
 
 def _link(response: httpx.Response) -> tuple[str, str] | None:
@@ -128,13 +137,8 @@ async def many_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     store.reads = []
     await store.create(session_id="runs")
     await store.append_events("runs", _runs(100))
-    server = LiveServer(create_app(make_agent(store), store, tokens={})).start()
-    try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
-            store.reads.clear()
-            yield http, store
-    finally:
-        server.stop()
+    async with served(store) as http:
+        yield http, store
 
 
 async def test_timelines_and_traces_read_the_latest_window_from_its_first_whole_run(many_runs: Any) -> None:
