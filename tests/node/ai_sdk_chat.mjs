@@ -6,22 +6,12 @@
 //   deny:     the same, refused with a reason
 //   resume:   a slow answer, the chat dropped mid-answer, a new chat resumes it (resumeStream)
 import {
-  AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses,
+  DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses,
 } from "ai";
 
+import { Chat } from "./chat.mjs";
+
 const [url, chatId, scenario] = process.argv.slice(2);
-
-class State {
-  constructor() { this.status = "ready"; this.error = undefined; this.messages = []; }
-  pushMessage(m) { this.messages = [...this.messages, m]; }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(i, m) { this.messages = this.messages.map((old, j) => (j === i ? m : old)); }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(options) { super({ ...options, state: new State() }); }
-}
 
 const errors = [];
 const finishes = [];

@@ -9,23 +9,13 @@
 //   approval: "risky" -> the server's danger (approval) and get_location in one turn; approved afterwards
 //   abandon:  get_location called, the client does not answer it; the user sends another message
 import {
-  AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses,
+  DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
 } from "ai";
 
+import { Chat } from "./chat.mjs";
+
 const [url, chatId, scenario] = process.argv.slice(2);
-
-class State {
-  constructor() { this.status = "ready"; this.error = undefined; this.messages = []; }
-  pushMessage(m) { this.messages = [...this.messages, m]; }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(i, m) { this.messages = this.messages.map((old, j) => (j === i ? m : old)); }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(options) { super({ ...options, state: new State() }); }
-}
 
 const tools = {
   get_location: {

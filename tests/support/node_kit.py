@@ -44,7 +44,8 @@ def node_output(script: str | Path, *args: str) -> str:
     with tempfile.TemporaryDirectory(prefix="hookline-node-") as folder:
         here = Path(folder)
         (here / "node_modules").symlink_to(kit_modules())
-        shutil.copy(source, here / source.name)
+        for module in source.parent.glob("*.mjs"):  # the script and the modules it imports beside it
+            shutil.copy(module, here / module.name)
         done = subprocess.run(["node", str(here / source.name), *args], capture_output=True, text=True,
                               timeout=DEADLINE)
     assert done.returncode == 0, f"{source.name} failed:\n{done.stdout}\n{done.stderr}"
