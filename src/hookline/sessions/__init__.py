@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import InvalidEvent, SessionExists, StoreError
-from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionStore
+from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionMatch, SessionStore
 
 if TYPE_CHECKING:
     from hookline.sessions.memory import InMemorySessionStore
@@ -29,6 +29,7 @@ __all__ = [
     "SQLiteSessionStore",
     "Session",
     "SessionExists",
+    "SessionMatch",
     "SessionStore",
     "StoreError",
 ]

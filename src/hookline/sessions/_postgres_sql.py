@@ -51,6 +51,7 @@ __all__ = [
     "UPDATE_STATE",
     "read_events",
     "read_page",
+    "search",
 ]
 
 EVENTS_CHANNEL = "hookline_events"
@@ -211,6 +212,44 @@ ROLL_BACK = """
                       THEN '{"rolled_back":true}' ELSE '{"rolled_back":true,' || substr(metadata::text, 2) END)::json
                WHERE session_id = $1 AND seq > $2 AND seq <= $3 AND NOT rolled_back RETURNING 1)
     SELECT count(*) FROM r"""
+
+
+# --- search: the sessions that mention a text ----------------------------------------------------
+
+# A message's parts, parsed: `\u0000` (NUL) first made U+FFFD, as PostgreSQL refuses to take
+# apart JSON holding it (its text type cannot hold NUL). Only the matching sees the change:
+# the parts handed back are the stored ones.
+_PARTS = "json_array_elements(replace(e.parts::text, '\\u0000', '\\ufffd')::json) WITH ORDINALITY AS p(value, at)"
+# Each text of a message: (at, text), `at` -1 for its text parts joined, else a tool result's index.
+_TEXTS = (
+    f"SELECT -1 AS at, string_agg(p.value ->> 'text', '' ORDER BY p.at) AS text FROM {_PARTS}"
+    " WHERE p.value ->> 'type' = 'text'"
+    f" UNION ALL SELECT p.at - 1, p.value ->> 'content' FROM {_PARTS} WHERE p.value ->> 'type' = 'tool_result'"
+)
+# The first text of session `s` that holds the needle, as "<at> <parts JSON>" (one value, as a
+# scalar subquery gives one). Only the messages whose raw parts hold the needle's JSON form
+# are taken apart (`_search.py` says why that test passes every message that does).
+_HIT = (
+    f"SELECT t.at || ' ' || e.parts::text FROM hookline_events AS e CROSS JOIN LATERAL ({_TEXTS}) AS t"
+    " WHERE e.session_id = s.id AND e.kind = 'message' AND NOT e.rolled_back AND e.parts::text ILIKE $2 ESCAPE '\\'"
+    " AND t.text ILIKE $1 ESCAPE '\\' ORDER BY e.seq, t.at LIMIT 1"
+)
+
+
+def search(*, app: bool, user: bool) -> str:
+    """Return the `SELECT` of the sessions whose id or texts hold a needle, newest first.
+
+    Parameters: `$1` the needle's `LIKE` pattern (NUL as U+FFFD), `$2` its JSON form's, `$3 limit`, `$4 app`,
+    `$5 user` (each compared only when `app`, `user` are true: else any). The sessions are
+    sorted first (a cheap sort, without their texts), then searched in that order until `$3`
+    of them mention the needle. Each row is the session's columns, then `hit` (see `_HIT`),
+    NULL when only the id holds the needle.
+    """
+    owner = f"{'app = $4' if app else '$4::text IS NULL'} AND {'user_id = $5' if user else '$5::text IS NULL'}"
+    newest = 'ORDER BY created_at DESC, id COLLATE "C" DESC'
+    return (f"SELECT {_SESSION_COLUMNS}, hit FROM (SELECT {_SESSION_COLUMNS}, ({_HIT}) AS hit FROM"
+            f" (SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {owner} {newest}) AS s) AS found"
+            f" WHERE hit IS NOT NULL OR id ILIKE $1 ESCAPE '\\' {newest} LIMIT $3")
 
 
 # --- blobs: the bytes of image and file parts, once per session and digest ---------------------

@@ -49,6 +49,7 @@ __all__ = [
     "UPDATE_STATE",
     "read_log",
     "read_page",
+    "search",
 ]
 
 _EVENT_JSON = event_json_sql(quote="json_quote({})", raw="{}", partial=False)
@@ -180,6 +181,47 @@ ROLL_BACK = (
     " ELSE '{\"rolled_back\":true,' || substr(metadata, 2) END"
     " WHERE session_id = :session_id AND seq > :after_seq AND seq <= :through_seq AND rolled_back = 0"
 )
+
+
+# --- search: the sessions that mention a text ----------------------------------------------------
+
+# A session's messages that may mention the needle: their raw `parts` hold its JSON form
+# (`_search.py` says why that test passes every message that does). `hookline_holds`,
+# registered on the connection, folds case as Python's `str.casefold`, which LIKE cannot
+# (it folds ASCII letters only).
+_MAY_MENTION = (
+    "e.session_id = s.id AND e.kind = 'message' AND e.rolled_back = 0 AND hookline_holds(e.parts, :json_needle)"
+)
+# A message's parts, each a row: `\u0000` (NUL) first made U+FFFD, as SQLite's JSON functions
+# cut a text at a NUL. Only the matching sees the change: the parts handed back are the stored ones.
+_PARTS = "json_each(replace(e.parts, '\\u0000', '\\ufffd')) AS p"
+# Each text of those messages: (seq, at, parts, text), `at` -1 for the message's text parts
+# joined (group_concat takes them in json_each's order, the array's), else a tool result's index.
+_TEXTS = (
+    "SELECT e.seq AS seq, -1 AS at, e.parts AS parts, (SELECT group_concat(json_extract(p.value, '$.text'), '')"
+    f" FROM {_PARTS} WHERE json_extract(p.value, '$.type') = 'text') AS text"
+    f" FROM hookline_events AS e WHERE {_MAY_MENTION}"
+    " UNION ALL SELECT e.seq, p.key, e.parts, json_extract(p.value, '$.content')"
+    f" FROM hookline_events AS e, {_PARTS} WHERE {_MAY_MENTION}"
+    " AND json_extract(p.value, '$.type') = 'tool_result'"
+)
+
+
+def search(*, app: bool, user: bool) -> str:
+    """Return the `SELECT` of the sessions whose id or texts hold a needle, newest first.
+
+    Parameters: `:needle` (casefolded, NUL as U+FFFD), `:json_needle` (its JSON form, casefolded), `:limit`,
+    and `:app` and `:user` when `app` and `user` are true (else any app, any user). Given
+    both, the sessions are read in the order of their index, and the search stops once
+    `:limit` sessions mention the needle. Each row is the session's columns, then `hit`: the
+    first text's index and its event's parts, as "<at> <parts JSON>" (one value, as a scalar
+    subquery gives one), NULL when only the id holds the needle.
+    """
+    owner = " AND ".join(["1", *(["app = :app"] if app else []), *(["user_id = :user"] if user else [])])
+    return (f"SELECT {_SESSION_COLUMNS}, hit FROM (SELECT {_SESSION_COLUMNS}, (SELECT t.at || ' ' || t.parts"
+            f" FROM ({_TEXTS}) AS t WHERE hookline_holds(t.text, :needle) ORDER BY t.seq, t.at LIMIT 1) AS hit"
+            f" FROM hookline_sessions AS s WHERE {owner})"
+            " WHERE hit IS NOT NULL OR hookline_holds(id, :needle) ORDER BY created_at DESC, id DESC LIMIT :limit")
 
 
 # --- blobs: the bytes of image and file parts, once per session and digest ---------------------

@@ -27,6 +27,7 @@ from hookline.sessions._append import seq_taken, with_prepared
 from hookline.sessions._blobs import unheld
 from hookline.sessions._codec import decode_events, decode_rows, encode_event, iso, utcnow
 from hookline.sessions._migrations import MIGRATIONS_TABLE, SQLITE, create_migrations_table, plan
+from hookline.sessions._search import holds
 from hookline.sessions._sqlite_thread import Abandoned, Job
 from hookline.sessions.base import Blob
 
@@ -66,6 +67,7 @@ def set_up(db: sqlite3.Connection, path: str, deadline: float) -> None:
             for pragma in sql.SET_UP:
                 db.execute(pragma)
             db.create_function("hookline_lapsed", 4, lease_lapsed)
+            db.create_function("hookline_holds", 2, holds, deterministic=True)
             migrate(db, path)
             return
         except sqlite3.OperationalError as exc:

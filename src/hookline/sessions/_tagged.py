@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from hookline.events import Event
-from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionStore
+from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionMatch, SessionStore
 from hookline.types import View
 
 __all__ = ["TaggedStore"]
@@ -26,8 +26,8 @@ class TaggedStore(SessionStore):
 
     It forwards the methods `SessionStore` gives defaults to as well, or the defaults would
     run instead of `inner`'s own: `open_for_run` and `append_and_save_state` (one transaction
-    each in the SQL stores), `hold_for_run` (whose last write it tags too) and `load_blobs`
-    (the bytes of images and files). Two stay
+    each in the SQL stores), `hold_for_run` (whose last write it tags too), `load_blobs`
+    (the bytes of images and files) and `search` (one query in the SQL stores). Two stay
     unforwarded: `append_event`, built on `append_events`, and `aclose`, since the view does
     not own `inner`.
 
@@ -85,6 +85,12 @@ class TaggedStore(SessionStore):
     async def list(self, *, app: str | None = None, user: str | None = None) -> builtins.list[Session]:
         """List the sessions of `inner`."""
         return await self.inner.list(app=app, user=user)
+
+    async def search(
+        self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50
+    ) -> builtins.list[SessionMatch]:
+        """The sessions of `inner` that mention `text` (one query where `inner` can)."""
+        return await self.inner.search(text, app=app, user=user, limit=limit)
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
         """Delete a session of `inner`."""

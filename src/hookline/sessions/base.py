@@ -22,9 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
+from hookline.sessions._search import PAGE, check_search, first_mention
 from hookline.types import View
 
-__all__ = ["Blob", "LastWrite", "RunHold", "Session", "SessionStore"]
+__all__ = ["Blob", "LastWrite", "RunHold", "Session", "SessionMatch", "SessionStore"]
 
 
 class Session(BaseModel):
@@ -54,6 +55,16 @@ class Blob(NamedTuple):
     """Their MIME type, as the part that first stored them gave it."""
     data: bytes
     """The bytes."""
+
+
+class SessionMatch(NamedTuple):
+    """A session that `SessionStore.search` found, and where its messages mention the text."""
+
+    session: Session
+    """The session (without its events)."""
+    text: str | None
+    """The first text of its messages holding the needle, whole: a message's text or a tool result's
+    content, in log order. None when only the session's id holds it."""
 
 
 def check_limit(limit: int) -> None:
@@ -105,7 +116,8 @@ class SessionStore(ABC):
     to do each in one transaction. So is `hold_for_run`, which the loop calls: `run_lock`,
     then `open_for_run`, by default; a backend may take its lock and read in one
     transaction, and let go with the last write. So is `run_active`, which a backend overrides to tell
-    whether a run holds a session without taking its lock.
+    whether a run holds a session without taking its lock. So is `search`, which by default reads
+    each session a page at a time, and a backend overrides to search them all in one query.
     """
 
     @abstractmethod
@@ -126,6 +138,32 @@ class SessionStore(ABC):
     @abstractmethod
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         """Sessions of `app` and `user` (None: any), newest first, without their events."""
+
+    async def search(
+        self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50
+    ) -> builtins.list[SessionMatch]:
+        """The sessions of `app` and `user` (None: any) that mention `text`, newest first, at most `limit`.
+
+        A session mentions it where its id, the text of one of its messages (the `prompt` view:
+        complete, not rolled back) or the content of one of their tool results holds it,
+        letters of any case alike (as `str.casefold` has them; PostgreSQL as its database's
+        locale folds them); status lines, tool calls' arguments and prepared parts are not
+        searched. `%`, `_` and backslashes are plain characters. The default reads each session
+        of `list` a page at a time (`page`), up to its first mention, and stops at `limit`
+        sessions: correct, and as slow as that; a backend overrides it to search in one query.
+
+        Raises:
+            ValueError: `text` is empty, or `limit` is not positive.
+        """
+        check_search(text, limit)
+        folded, found = text.casefold(), []
+        for session in await self.list(app=app, user=user):
+            mention = await _first_mention(self, session.id, folded)
+            if mention is not None or folded in session.id.casefold():
+                found.append(SessionMatch(session, mention))
+                if len(found) == limit:
+                    break
+        return found
 
     @abstractmethod
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
@@ -292,3 +330,17 @@ class SessionStore(ABC):
         traceback: TracebackType | None = None,
     ) -> None:
         await self.aclose()
+
+
+async def _first_mention(store: SessionStore, session_id: str, folded: str) -> str | None:
+    """The first text of a session's `prompt` view holding `folded`, read a page at a time; None: none, or gone."""
+    after = 0
+    while True:
+        try:
+            page = await store.page(session_id, view="prompt", after_seq=after, limit=PAGE)
+        except SessionNotFound:  # deleted since it was listed
+            return None
+        mention = first_mention(page, folded)
+        if mention is not None or len(page) < PAGE:
+            return mention
+        after = page[-1].seq or 0

@@ -37,7 +37,8 @@ from hookline.sessions._codec import (
     stored_state,
     utcnow,
 )
-from hookline.sessions.base import Blob, Session, SessionStore, check_limit
+from hookline.sessions._search import check_search, first_mention, json_form
+from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
@@ -342,6 +343,35 @@ class InMemorySessionStore(SessionStore):
     @override
     async def run_active(self, session_id: str) -> bool:
         return self._run_locks.held(session_id)
+
+    @override
+    async def search(
+        self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50
+    ) -> list[SessionMatch]:
+        """The sessions that mention `text`, newest first, at most `limit` (see `SessionStore.search`).
+
+        Only the messages whose JSON holds the needle's JSON form are decoded, one at a time,
+        outside the lock: a copy of each log's rows is taken under it.
+        """
+        check_search(text, limit)
+        folded, json_folded = text.casefold(), json_form(text).casefold()
+        found: list[SessionMatch] = []
+        for session, log in self._scoped(app, user):
+            rows = (r.json for r in log
+                    if r.kind == "message" and not r.rolled_back and json_folded in r.json.casefold())
+            mention = first_mention((decode_events(f"[{row}]")[0] for row in rows), folded)
+            if mention is not None or folded in session.id.casefold():
+                found.append(SessionMatch(session, mention))
+                if len(found) == limit:
+                    break
+        return found
+
+    def _scoped(self, app: str | None, user: str | None) -> list[tuple[Session, list[_Row]]]:
+        """Copies of the sessions of `app` and `user` (None: any), newest first, each with its log's rows now."""
+        with self._mutex:
+            scoped = [(r.session.model_copy(deep=True), list(r.log)) for r in self._records.values()
+                      if (app is None or r.session.app == app) and (user is None or r.session.user == user)]
+        return sorted(scoped, key=lambda pair: (pair[0].created_at, pair[0].id), reverse=True)
 
     @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:

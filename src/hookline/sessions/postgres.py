@@ -91,7 +91,8 @@ from hookline.sessions._codec import (
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.sessions._postgres_dsn import describe, secrets
 from hookline.sessions._postgres_locks import RunLocks
-from hookline.sessions.base import Blob, Session, SessionStore, check_limit
+from hookline.sessions._search import as_matched, check_search, json_form, like_pattern, mention_at
+from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
@@ -602,6 +603,21 @@ class PostgresSessionStore(SessionStore):
         with self._errors():
             rows = await pool.fetch(sql.EVENTS_AFTER, session_id, after_seq)
         return decode_rows(rows)
+
+    @override
+    async def search(
+        self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50
+    ) -> list[SessionMatch]:
+        """The sessions that mention `text`, newest first, at most `limit` (see `SessionStore.search`): one `SELECT`.
+
+        `ILIKE` folds letters as the database's locale does (with `C.UTF-8`, accented ones too).
+        """
+        check_search(text, limit)
+        query = sql.search(app=app is not None, user=user is not None)
+        patterns = like_pattern(as_matched(text)), like_pattern(json_form(text))
+        async with self._transaction(read_only=True) as conn:
+            rows = await conn.fetch(query, *patterns, limit, app, user)
+        return [SessionMatch(decode_session(*row[:6]), mention_at(row[6])) for row in rows]
 
     @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:

@@ -60,8 +60,9 @@ from hookline.sessions._codec import (
     stored_state,
     utcnow,
 )
+from hookline.sessions._search import as_matched, check_search, json_form, mention_at
 from hookline.sessions._sqlite_thread import Job, Worker, wait, wait_stopped
-from hookline.sessions.base import Blob, RunHold, Session, SessionStore, check_limit
+from hookline.sessions.base import Blob, RunHold, Session, SessionMatch, SessionStore, check_limit
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
@@ -115,6 +116,7 @@ class SQLiteSessionStore(SessionStore):
         self.lock_ttl = lock_ttl
         self.synchronous = synchronous.upper()
         self._worker: Worker | None = None
+        self._searcher: Worker | None = None  # a connection of its own: a search never holds up the log's jobs
         self._worker_lock = threading.Lock()
         # Leases (session id, owner) whose release failed: the next lease write removes them.
         self._unreleased: set[tuple[str, str]] = set()
@@ -124,16 +126,25 @@ class SQLiteSessionStore(SessionStore):
 
     def _submit(self, job: Job) -> None:
         """Queue `job` for the store's thread, starting one if there is none."""
+        self._queue(job, search=False)
+
+    def _queue(self, job: Job, *, search: bool) -> None:
+        """Queue `job` for the store's thread, or with `search` its search thread, starting one if there is none."""
         # Under the lock, so a job is never queued behind the stop of a worker `aclose`
         # took away: every job queued to it comes before its stop.
         with self._worker_lock:
+            worker = self._searcher if search else self._worker
             # A forked child inherits the object but not the thread: it opens its own.
-            if self._worker is None or self._worker.pid != os.getpid():
-                self._worker = Worker(partial(jobs.connect, self.path, self.busy_timeout, self.synchronous), self.path)
+            if worker is None or worker.pid != os.getpid():
+                worker = Worker(partial(jobs.connect, self.path, self.busy_timeout, self.synchronous), self.path)
                 # At exit `_stop_all` closes it (and waits); the finalizer is for a store
                 # garbage collected while open.
-                weakref.finalize(self, self._worker.stop).atexit = False
-            self._worker.submit(job)
+                weakref.finalize(self, worker.stop).atexit = False
+                if search:
+                    self._searcher = worker
+                else:
+                    self._worker = worker
+            worker.submit(job)
 
     async def _transaction(
         self,
@@ -162,9 +173,15 @@ class SQLiteSessionStore(SessionStore):
             raise
         return result
 
-    async def _run(self, job: Job, *, read_only: bool = False, finish: bool = False) -> Any:
-        """Run `job` in the store's thread; return what its work returns (`StoreError` for a driver error)."""
-        self._submit(job)
+    async def _run(self, job: Job, *, read_only: bool = False, finish: bool = False, search: bool = False) -> Any:
+        """Run `job` in the store's thread (or its search thread); return what its work returns.
+
+        A driver error is raised as `StoreError`.
+        """
+        if search:
+            self._queue(job, search=True)
+        else:
+            self._submit(job)
         try:
             return await wait(job, abandonable=not finish)
         except sqlite3.Error as exc:
@@ -186,8 +203,9 @@ class SQLiteSessionStore(SessionStore):
     async def aclose(self) -> None:
         """Close the connection (the next use opens it again)."""
         with self._worker_lock:
-            worker, self._worker = self._worker, None
-        if worker is not None:
+            workers = [w for w in (self._worker, self._searcher) if w is not None]
+            self._worker = self._searcher = None
+        for worker in workers:
             await wait_stopped(worker.stop_job())
 
     @override
@@ -487,7 +505,25 @@ class SQLiteSessionStore(SessionStore):
                 await self._transaction(partial(jobs.fetch, sql.RENEW_LEASE, lease))
 
     @override
+    async def search(
+        self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50
+    ) -> list[SessionMatch]:
+        """The sessions that mention `text`, newest first, at most `limit` (see `SessionStore.search`).
+
+        One `SELECT`, run on a connection of its own in a thread of its own: WAL lets it read
+        while the store's thread reads and writes, so a search of long logs holds up no run.
+        """
+        check_search(text, limit)
+        params = {"app": app, "user": user, "needle": as_matched(text).casefold(),
+                  "json_needle": json_form(text).casefold(), "limit": limit}
+        job = Job(asyncio.get_running_loop())
+        job.work = partial(jobs.fetch, sql.search(app=app is not None, user=user is not None), params)
+        rows = await self._run(job, read_only=True, search=True)
+        return [SessionMatch(decode_session(*row[:6]), mention_at(row[6])) for row in rows]
+
+    @override
     async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
         params = {"app": app, "user": user}
         rows = await self._transaction(partial(jobs.fetch, sql.LIST_SESSIONS, params), read_only=True)
         return [decode_session(*row) for row in rows]
+

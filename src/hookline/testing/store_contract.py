@@ -8,8 +8,9 @@ surrogates replaced, the bytes of images and files kept once per session (`load_
 a store that keeps them in the log instead passes too: a part may come back with its
 `data` where ours come back with `blob`; a write naming bytes by `blob` alone that the
 session lacks is refused), one run at a time per session (a run cancelled
-while it takes the lock or waits for it leaves the session free), and the agent running,
-pausing and resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
+while it takes the lock or waits for it leaves the session free), the log read a page at a
+time, the sessions that mention a text (`search`), and the agent running, pausing and
+resuming on it. As eventsourcing ships its recorder test cases, subclass the contract in
 a pytest module and say how to make your store:
 
 ```python
@@ -31,8 +32,9 @@ class TestMyStore(SessionStoreContract):
 pytest collects the cases as methods of `TestMyStore`; your own tests (of what only your
 backend does) go beside it. Each case opens its store through `create_store()` and closes
 it (`aclose()`) at the end. The cases make their own session ids and app names, so they
-may share one database, as hookline's PostgreSQL tests do; only `list` reads across
-sessions, and then only those of an app name made for the test.
+may share one database, as hookline's PostgreSQL tests do; only `list` and `search` read
+across sessions, and then only those of an app name made for the test, or words only the
+test's sessions hold.
 
 The cases run under pytest with anyio's plugin (installed with anyio, a hookline
 dependency), on asyncio. Importing this module needs pytest; `import hookline` and
@@ -55,11 +57,12 @@ from hookline.testing._store_cases import StoredCases, texts, user_edit, user_sa
 from hookline.testing._store_lock_cases import LockCancelCases
 from hookline.testing._store_page_cases import PageCases
 from hookline.testing._store_run_cases import RunCases
+from hookline.testing._store_search_cases import SearchCases
 
 __all__ = ["SessionStoreContract"]
 
 
-class SessionStoreContract(StoredCases, BlobCases, RunCases, LockCancelCases, PageCases):
+class SessionStoreContract(StoredCases, BlobCases, RunCases, LockCancelCases, PageCases, SearchCases):
     """The contract of `SessionStore`, as pytest test cases: subclass it and define `create_store()`.
 
     Not collected itself (its name does not start with `Test`); a subclass named
