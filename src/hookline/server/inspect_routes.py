@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
@@ -22,7 +21,6 @@ from hookline.errors import ConfigError
 from hookline.evals import Case
 from hookline.evals._export import CASE_VIEW, case_json
 from hookline.events import Event
-from hookline.messages import ToolResultPart
 from hookline.models import ToolSpec
 from hookline.server.errors import error_response, json_response
 from hookline.server.forking import fork_session
@@ -32,9 +30,9 @@ from hookline.server.log_window import AFTER, events_before, events_within, whol
 from hookline.server.recorded_state import SCAN, recorded_states
 from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
-from hookline.sessions import Session
+from hookline.sessions import Session, SessionMatch
 
-__all__ = ["CASE_MOST_EVENTS", "inspect_api"]
+__all__ = ["CASE_MOST_EVENTS", "FOUND_MOST", "inspect_api"]
 
 _SUMMARIES: TypeAdapter[list[SessionSummary]] = TypeAdapter(list[SessionSummary])
 _TOOLS: TypeAdapter[list[ToolSpec]] = TypeAdapter(list[ToolSpec])
@@ -42,6 +40,10 @@ _TAIL = 50
 """The last events of a session read for its status in the list (waiting calls, how its last run ended)."""
 _AROUND = 40
 """Characters of context on each side of a search match in its snippet."""
+_TITLE_EVENTS = 20
+"""The first events of a session's prompt view read for its title (its first user message is among them)."""
+FOUND_MOST = 50
+"""The most sessions a search of the list answers: the newest that mention it."""
 CASE_MOST_EVENTS = 10_000
 """The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
 _TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "
@@ -63,22 +65,23 @@ async def session_summaries(
 ) -> Response:
     """The user's sessions with their titles (first prompts) and status, newest first; `q` keeps those that mention it.
 
-    Each session's status costs two small reads (its last events, its first one) and a check of its run lock.
+    With `q`, the store's `search` finds them, the newest `FOUND_MOST` at most, in one query. Each
+    session's status costs two small reads (its last events, its first one) and a check of its run
+    lock; a title not known yet, a third (the first events of its prompt view).
     """
-    needle = q.strip().casefold()
-    found = []
-    for session in await context.store.list(app=context.agent.app, user=user):
-        title = context.titles.get(session)
-        events: list[Event] | None = None
-        if title is None or needle:
-            events = await context.store.events(session.id, view="prompt")
-            title = title_of(events)
-            context.titles.keep(session, title)
-        snippet = _snippet(needle, session.id, title, events or []) if needle else None
-        if needle and snippet is None:
-            continue
-        found.append(await _summary(context, session, title, snippet))
-    return json_response(_SUMMARIES.dump_json(found))
+    needle = q.strip()
+    if needle:
+        found = await context.store.search(needle, app=context.agent.app, user=user, limit=FOUND_MOST)
+    else:
+        found = [SessionMatch(s, None) for s in await context.store.list(app=context.agent.app, user=user)]
+    return json_response(_SUMMARIES.dump_json([await _line(context, match, needle) for match in found]))
+
+
+async def _line(context: ServerContext, match: SessionMatch, needle: str) -> SessionSummary:
+    """A session's line of the list: with a `needle`, the words around its mention."""
+    title = await _title(context, match.session)
+    snippet = _snippet(needle, title, match) if needle else None
+    return await _summary(context, match.session, title, snippet)
 
 
 @inspect_api.get("/inspect/sessions/{session_id}", response_model=SessionSummary, responses=_errors(401, 404))
@@ -87,11 +90,16 @@ async def session_summary(
 ) -> Response:
     """One session's line of the list: its title, whether a run holds it, the calls waiting for approval."""
     session = await context.store.get(session_id, user=user, with_events=False)
+    return json_response(await _summary(context, session, await _title(context, session), None))
+
+
+async def _title(context: ServerContext, session: Session) -> str:
+    """The session's title: known already, or read from the first events of its prompt view (and kept)."""
     title = context.titles.get(session)
     if title is None:
-        title = title_of(await context.store.page(session_id, view="prompt", limit=20))
+        title = title_of(await context.store.page(session.id, view="prompt", limit=_TITLE_EVENTS))
         context.titles.keep(session, title)
-    return json_response(await _summary(context, session, title, None))
+    return title
 
 
 async def _summary(context: ServerContext, session: Session, title: str, snippet: str | None) -> SessionSummary:
@@ -103,19 +111,22 @@ async def _summary(context: ServerContext, session: Session, title: str, snippet
                           snippet=snippet, forked_from=str(origin["session_id"]) if isinstance(origin, dict) else None)
 
 
-def _snippet(needle: str, session_id: str, title: str, events: Sequence[Event]) -> str | None:
-    """The words around the first mention of `needle` (in the title, the id, a message, a tool result); None: none."""
-    for text in (title, session_id, *(t for e in events for t in (e.text, *_results(e)))):
-        at = text.casefold().find(needle)
+def _snippet(needle: str, title: str, match: SessionMatch) -> str:
+    """The words around the first mention of `needle`: in the title, else the id, else the text the store found."""
+    folded = needle.casefold()
+    for text in (title, match.session.id, match.text or ""):
+        at = text.casefold().find(folded)
         if at >= 0:
-            start, end = max(0, at - _AROUND), min(len(text), at + len(needle) + _AROUND)
-            line = " ".join(text[start:end].split())
-            return ("…" if start else "") + line + ("…" if end < len(text) else "")
-    return None
+            return _around(text, at, len(needle))
+    # The store folds case its own way (PostgreSQL: as its locale does): its text, from the start.
+    return _around(match.text or match.session.id, 0, 0)
 
 
-def _results(event: Event) -> list[str]:
-    return [p.content for p in event.parts if isinstance(p, ToolResultPart)]
+def _around(text: str, at: int, length: int) -> str:
+    """The words of `text` from `_AROUND` characters before `at` to as many after `at + length`, on one line."""
+    start, end = max(0, at - _AROUND), min(len(text), at + length + _AROUND)
+    line = " ".join(text[start:end].split())
+    return ("…" if start else "") + line + ("…" if end < len(text) else "")
 
 
 @inspect_api.get("/sessions/{session_id}/state", response_model=SessionState, responses=_errors(401, 404, 422))

@@ -1,0 +1,74 @@
+"""The session list's search (`GET /v1/inspect/sessions?q=`) asks the store's `search`, and reads no log whole.
+
+The store is a real SQLite file whose reads are counted (`CountingStore`): a search costs the
+store one query, then each session it lists its two small status reads and, for a title not
+known yet, a third; whatever the number of sessions and the length of their logs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hookline import Event, TextPart, ToolResultPart
+from hookline.server.inspect_routes import FOUND_MOST
+
+from .test_long_sessions import CountingStore, served
+
+pytestmark = pytest.mark.anyio
+
+SESSIONS = 40
+LONG = 3_000
+
+
+def says(text: str, role: str = "user") -> Event:
+    return Event(author=role, kind="message", role=role, parts=[TextPart(text=text)])  # type: ignore[arg-type]
+
+
+def tool_says(content: str) -> Event:
+    return Event(author="look", kind="message", role="tool", parts=[ToolResultPart(call_id="c1", content=content)])
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> CountingStore:
+    """`SESSIONS` short sessions (s00 the oldest; s07's answer mentions the needle), then one of `LONG` events."""
+    store = CountingStore(tmp_path / "search.db")
+    store.reads = []
+    for n in range(SESSIONS):
+        session = await store.create(session_id=f"s{n:02}")
+        answer = f"answer {n}" + (", and the Needle is here" if n == 7 else "")
+        await store.append_events(session.id, [says(f"prompt {n}"), says(answer, "assistant")])
+    await store.create(session_id="long")
+    for start in range(0, LONG, 1_000):
+        await store.append_events("long", [says(f"m{n}") for n in range(start, start + 1_000)])
+    await store.append_event("long", tool_says("found: the needle, at last"))
+    return store
+
+
+async def test_a_search_reads_no_log_whole_nor_any_session_it_does_not_list(store: CountingStore) -> None:
+    async with served(store) as http:
+        found = (await http.get("/v1/inspect/sessions", params={"q": "NEEDLE"})).json()
+        assert [(s["id"], s["title"], s["snippet"]) for s in found] == [
+            ("long", "m0", "found: the needle, at last"), ("s07", "prompt 7", "answer 7, and the Needle is here")]
+        assert ("events", None) not in store.reads, "no log read whole"
+        assert len(store.reads) <= 3 * len(found), "its tail, its first event and its title for each session listed"
+        assert all(limit is not None and limit <= 50 for _, limit in store.reads)
+
+        store.reads.clear()
+        listed = (await http.get("/v1/inspect/sessions")).json()
+        assert [s["id"] for s in listed] == ["long", *(f"s{n:02}" for n in reversed(range(SESSIONS)))]
+        assert ("events", None) not in store.reads, "the list without a search neither"
+
+
+async def test_a_search_finds_ids_and_answers_the_newest_matches_at_most(store: CountingStore) -> None:
+    for n in range(FOUND_MOST + 5):
+        session = await store.create(session_id=f"many-{n:03}")
+        await store.append_event(session.id, says(f"a common word, number {n}"))
+    async with served(store) as http:
+        found = (await http.get("/v1/inspect/sessions", params={"q": "common WORD"})).json()
+        assert [s["id"] for s in found] == [f"many-{n:03}" for n in reversed(range(5, FOUND_MOST + 5))]
+        by_id = (await http.get("/v1/inspect/sessions", params={"q": "S1"})).json()
+        assert [(s["id"], s["snippet"]) for s in by_id] == [(f"s{n}", f"s{n}") for n in range(19, 9, -1)]
+        percent = await http.get("/v1/inspect/sessions", params={"q": "%"})
+        assert percent.json() == [], "no session mentions '%': it is no wildcard"
