@@ -19,7 +19,7 @@ import pytest
 
 from hookline import Event, TextPart
 from hookline.sessions import InMemorySessionStore, Session, SessionStore, SQLiteSessionStore
-from hookline.sessions._search import PAGE
+from hookline.sessions.base import PAGE
 from hookline.types import View
 
 pytestmark = pytest.mark.anyio

@@ -1,11 +1,8 @@
-"""What every store's `search` shares: what a needle must be, where a session mentions it, the needle's forms.
+"""What the SQL stores' `search` shares: the needle's forms, and the mention a hit names.
 
-A session mentions a needle where the text of one of its messages (in the `prompt` view:
-complete, not rolled back), or the content of one of their tool results, holds it, letters
-of any case alike (`str.casefold`); its mention is the first such text in log order, a
-message's text before its tool results. The SQL stores find the event and the part in SQL
-and hand back the event's `parts` JSON with the part's index (`-1`: the message's text), so
-`mention_at` rebuilds the text exactly as it was stored.
+`SessionStore.search` says what a session's mention is. The SQL stores find the event and the
+part in SQL and hand back the event's `parts` JSON with the part's index (`-1`: the message's
+text), so `mention_at` rebuilds the text exactly as it was stored.
 
 A needle holds in a text only if its JSON form (as it sits inside a JSON string) holds in
 that text's JSON form: the JSON encoder escapes character by character, and no letter folds
@@ -22,39 +19,9 @@ back as stored.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
 from typing import Any
 
-from hookline.events import Event
-from hookline.messages import ToolResultPart
-
-__all__ = [
-    "PAGE", "as_matched", "check_search", "first_mention", "holds", "json_form", "like_pattern", "mention_at",
-    "mentions",
-]
-
-PAGE = 500
-"""Events of a session's log the default `search` reads at a time."""
-
-
-def check_search(text: str, limit: int) -> None:
-    """Raise `ValueError` unless `text` is a non-empty string and `limit` a positive integer."""
-    if not isinstance(text, str) or not text:
-        raise ValueError(f"a search needs some text to find, not {text!r}")
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ValueError(f"a search's limit must be a positive integer, not {limit!r}")
-
-
-def mentions(event: Event) -> Iterator[str]:
-    """The texts of `event` a search reads, in order: its text, then the content of each tool result."""
-    yield event.text
-    yield from (p.content for p in event.parts if isinstance(p, ToolResultPart))
-
-
-def first_mention(events: Iterable[Event], folded: str) -> str | None:
-    """The first text of `events` that holds `folded` (a casefolded needle), in order; None: none does."""
-    return next((text for e in events for text in mentions(e) if folded in text.casefold()), None)
-
+__all__ = ["as_matched", "holds", "json_form", "like_pattern", "mention_at"]
 
 def holds(text: str | None, folded: str) -> bool:
     """Whether `text` holds `folded` (a casefolded needle), letters of any case alike; SQLite calls it."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from functools import partial
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hookline.errors import ConfigError, SessionBusy, SessionExists, SessionNotFound
 from hookline.events import Event
-from hookline.sessions._search import PAGE, check_search, first_mention
+from hookline.messages import ToolResultPart
 from hookline.types import View
 
 __all__ = ["Blob", "LastWrite", "RunHold", "Session", "SessionMatch", "SessionStore"]
@@ -330,6 +330,29 @@ class SessionStore(ABC):
         traceback: TracebackType | None = None,
     ) -> None:
         await self.aclose()
+
+
+PAGE = 500
+"""Events of a session's log the default `search` reads at a time."""
+
+
+def check_search(text: str, limit: int) -> None:
+    """Raise `ValueError` unless `text` is a non-empty string and `limit` a positive integer."""
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"a search needs some text to find, not {text!r}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"a search's limit must be a positive integer, not {limit!r}")
+
+
+def mentions(event: Event) -> Iterator[str]:
+    """The texts of `event` a search reads, in order: its text, then the content of each tool result."""
+    yield event.text
+    yield from (p.content for p in event.parts if isinstance(p, ToolResultPart))
+
+
+def first_mention(events: Iterable[Event], folded: str) -> str | None:
+    """The first text of `events` that holds `folded` (a casefolded needle), in order; None: none does."""
+    return next((text for e in events for text in mentions(e) if folded in text.casefold()), None)
 
 
 async def _first_mention(store: SessionStore, session_id: str, folded: str) -> str | None:

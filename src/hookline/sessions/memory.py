@@ -37,8 +37,8 @@ from hookline.sessions._codec import (
     stored_state,
     utcnow,
 )
-from hookline.sessions._search import check_search, first_mention, json_form
-from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit
+from hookline.sessions._search import json_form
+from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit, check_search, first_mention
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]

@@ -91,8 +91,8 @@ from hookline.sessions._codec import (
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.sessions._postgres_dsn import describe, secrets
 from hookline.sessions._postgres_locks import RunLocks
-from hookline.sessions._search import as_matched, check_search, json_form, like_pattern, mention_at
-from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit
+from hookline.sessions._search import as_matched, json_form, like_pattern, mention_at
+from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit, check_search
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]

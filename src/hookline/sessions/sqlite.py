@@ -60,9 +60,9 @@ from hookline.sessions._codec import (
     stored_state,
     utcnow,
 )
-from hookline.sessions._search import as_matched, check_search, json_form, mention_at
+from hookline.sessions._search import as_matched, json_form, mention_at
 from hookline.sessions._sqlite_thread import Job, Worker, wait, wait_stopped
-from hookline.sessions.base import Blob, RunHold, Session, SessionMatch, SessionStore, check_limit
+from hookline.sessions.base import Blob, RunHold, Session, SessionMatch, SessionStore, check_limit, check_search
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
