@@ -3,7 +3,7 @@
 ```
 hookline run "What is 2+3? Use the add tool."      answer on stdout, status on stderr
 hookline chat [--session ID]                       a REPL on a session
-hookline serve module:agent [--host --port --db --log-level]   the HTTP server
+hookline serve module:agent [--host --port --db --log-level --cors-origin]   the HTTP server
 hookline mcp [module:agent] [--http --port]        the agent as an MCP tool (stdio, or streamable HTTP)
 hookline sessions list | show ID | rm ID | export ID [--as-case]
 hookline replay ID [--agent module:agent] [--tools replay|real]   re-run an agent on a session's recorded answers
@@ -160,13 +160,16 @@ def serve(
                                              "httptools when installed.")] = HttpParser.AUTO,
     drain: Annotated[float, typer.Option("--drain", min=0.0, help="Seconds running runs get to finish after "
                                          "SIGTERM (Ctrl-C: 0.5 s).")] = 0.5,
+    cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", help="An origin whose pages may call the "
+                                                          "API, e.g. http://localhost:5173 (repeat for more; "
+                                                          "default: none).", show_default=False)] = None,
     debug: Debug = False,
 ) -> None:
     """Serve an agent over HTTP (FastAPI): sessions, runs, server-sent events, a web page."""
     from hookline._cli.serve import ServeOptions, serve_command
 
     options = ServeOptions(agent, model, host, port, db, tokens_file, deps, log_level.value, access_log, loop.value,
-                           http.value, drain)
+                           http.value, drain, tuple(cors_origin or ()))
     with report_errors(debug=debug):
         _exit(serve_command(options))
 

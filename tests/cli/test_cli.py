@@ -15,7 +15,7 @@ from typer.testing import CliRunner, Result
 
 from hookline import Event, TextPart, ToolCallPart
 from hookline._cli.exits import ExitCode, exit_code_for, key_variable, one_line
-from hookline._cli.serve import bind, check_host, import_deps_factory, is_loopback, load_tokens
+from hookline._cli.serve import bind, check_host, check_origins, import_deps_factory, is_loopback, load_tokens
 from hookline._cli.setup import import_agent
 from hookline._ids import SESSION_ID_RULE
 from hookline.cli import app
@@ -490,6 +490,20 @@ def test_serve_with_a_bad_tokens_file_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke("serve", "--tokens-file", str(path))
     assert_one_error_line(result, 2, "token:user")
     assert "no-separator" not in result.stderr
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:5173/", "localhost:5173", "https://app.example.org/chat",
+                                    "https://u:p@app.example.org", "ftp://app.example.org"])
+def test_serve_refuses_a_cors_origin_that_is_no_origin(origin: str) -> None:
+    result = invoke("serve", agent_ref("agent"), "--cors-origin", "http://ok.example.org", "--cors-origin", origin)
+    assert_one_error_line(result, 2, "--cors-origin", "scheme://host[:port]")
+
+
+def test_serve_refuses_any_origin_without_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOOKLINE_TOKENS", raising=False)
+    result = invoke("serve", agent_ref("agent"), "--cors-origin", "*")
+    assert_one_error_line(result, 2, "any web page", "HOOKLINE_TOKENS")
+    check_origins(["*", "http://[::1]:5173", "https://app.example.org"], {"t": "alice"})
 
 
 def test_serve_refuses_an_agent_that_needs_deps_without_a_factory() -> None:

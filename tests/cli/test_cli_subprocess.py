@@ -356,6 +356,20 @@ def test_serve_answers_runs_and_requires_tokens(tmp_path: Path) -> None:
     assert b"no tokens configured" not in running.stderr
 
 
+def test_serve_lets_the_pages_of_a_cors_origin_call_it(tmp_path: Path) -> None:
+    args = [*serve_args(tmp_path), "--cors-origin", "http://localhost:5173"]
+    with Running(args, clean_env(HOOKLINE_TOKENS="s3cret:alice"), tmp_path) as running:
+        base = served_url(running)
+        asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
+        allowed = httpx.options(f"{base}/v1/sessions", headers={"Origin": "http://localhost:5173", **asked})
+        other = httpx.options(f"{base}/v1/sessions", headers={"Origin": "http://evil.example", **asked})
+        running.interrupt()
+        running.exit()
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "http://localhost:5173"
+    assert "access-control-allow-origin" not in other.headers
+
+
 def test_serve_gives_each_run_the_deps_of_its_user(tmp_path: Path) -> None:
     args = ["serve", f"{AGENTS}:tenanted", "--deps", "tenant_deps", "--port", "0", "--db", str(tmp_path / "s.db")]
     with Running(args, clean_env(HOOKLINE_TOKENS="s3cret:alice,0ther:bob"), tmp_path) as running:

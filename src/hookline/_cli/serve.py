@@ -35,10 +35,11 @@ import errno
 import gc
 import logging
 import os
+import re
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -61,8 +62,8 @@ if TYPE_CHECKING:
     from hookline.server.runs import RunManager
 
 __all__ = [
-    "MEMORY", "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "import_deps_factory", "is_loopback",
-    "load_tokens", "logging_to_stderr", "serve_command",
+    "MEMORY", "SHUTDOWN_GRACE", "ServeOptions", "bind", "check_host", "check_origins", "import_deps_factory",
+    "is_loopback", "load_tokens", "logging_to_stderr", "serve_command",
 ]
 
 TOKENS_ENV = "HOOKLINE_TOKENS"
@@ -78,6 +79,8 @@ _STOP_LIMIT = 1.8
 _BACKLOG = 2048  # connections waiting to be accepted, as uvicorn's default
 
 LoopFactory = Callable[[], asyncio.AbstractEventLoop]
+
+_ORIGIN = re.compile(r"https?://[^/?#@\s]+")
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _LOGGERS = ("hookline", "uvicorn")
@@ -103,6 +106,8 @@ class ServeOptions:
     """The HTTP parser: "httptools", "h11", or "auto" (httptools when installed: the `fast` extra)."""
     drain: float = 0.5
     """Seconds running runs get to finish after SIGTERM (Ctrl-C: `SHUTDOWN_GRACE`, whatever this says)."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins whose pages may call the API from a browser (CORS); none: CORS is off."""
 
 
 def load_tokens(tokens_file: Path | None) -> dict[str, str]:
@@ -134,6 +139,25 @@ def check_host(host: str, tokens: dict[str, str]) -> None:
             f"refusing to serve on {host} without authentication: set {TOKENS_ENV}=token:user,... "
             "or pass --tokens-file, or listen on --host 127.0.0.1"
         )
+
+
+def check_origins(origins: Iterable[str], tokens: dict[str, str]) -> None:
+    """Refuse a `--cors-origin` that is not an origin a browser sends (`scheme://host[:port]`), and `*` without tokens.
+
+    Without tokens every request is the default user: `*` would let any web page its reader
+    opens drive the agent.
+
+    Raises:
+        UsageProblem: an origin has a path, a query, credentials or no `http(s)://` scheme; or is `*` without tokens.
+
+    """
+    for origin in origins:
+        if origin == "*" and not tokens:
+            raise UsageProblem(f"--cors-origin '*' lets any web page call a server without authentication: set "
+                               f"{TOKENS_ENV}=token:user,... or --tokens-file, or name the page's origin")
+        if origin != "*" and not _ORIGIN.fullmatch(origin):
+            raise UsageProblem(f"--cors-origin {origin!r} is not an origin: write it as the browser sends it, "
+                               "scheme://host[:port] with no path or trailing slash, e.g. http://localhost:5173")
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -174,13 +198,14 @@ def serve_command(options: ServeOptions) -> ExitCode:
     """Serve the agent until Ctrl-C; return the exit code."""
     tokens = load_tokens(options.tokens_file)
     check_host(options.host, tokens)
+    check_origins(options.cors_origins, tokens)
     uvicorn = _require("uvicorn")
     agent = build_agent(options.agent, options.model)
     deps = _deps_factory(agent, options)
     loop_factory, http = _loop_factory(options.loop), _http_parser(options.http)
     with bind(options.host, options.port) as sock:
         store = _open_store(store_location(options.db))
-        app = _create_app(agent, store, tokens, deps)
+        app = _create_app(agent, store, tokens, deps, options.cors_origins)
         stderr = Console(stderr=True, highlight=False)
         where = f"[{options.host}]" if ":" in options.host else options.host
         url = f"http://{where}:{sock.getsockname()[1]}"
@@ -304,12 +329,15 @@ def _require(module: str) -> Any:
         raise ConfigError(f"hookline serve needs the server extra: pip install 'hookline[server]' ({exc})") from exc
 
 
-def _create_app(agent: Agent, store: SessionStore, tokens: dict[str, str], deps: DepsFactory | None) -> Any:
+def _create_app(
+    agent: Agent, store: SessionStore, tokens: dict[str, str], deps: DepsFactory | None, origins: tuple[str, ...]
+) -> Any:
     try:
         from hookline.server.app import create_app
     except ImportError as exc:
         raise ConfigError(f"hookline serve needs the server extra: pip install 'hookline[server]' ({exc})") from exc
-    return create_app(agent, store, tokens=tokens, shutdown_grace=SHUTDOWN_GRACE, deps=deps)
+    return create_app(agent, store, tokens=tokens, shutdown_grace=SHUTDOWN_GRACE, deps=deps,
+                      cors_origins=list(origins) or None)
 
 
 def _deps_factory(agent: Agent, options: ServeOptions) -> DepsFactory | None:
