@@ -114,6 +114,11 @@ function toolElement(part) {
   const element = el("div", { className: "tool" }, el("code", { textContent: call }));
   if (part.state === "approval-requested") {
     const answer = (approved) => () => chat.addToolApprovalResponse({ id: part.approval.id, approved });
+    // hookline: calls paused inside the sub-agent this call runs, asked on this call's part
+    for (const inner of part.approval.descriptor?.calls ?? []) {
+      const what = `${inner.agent} wants ${inner.toolName}(${JSON.stringify(inner.input ?? {})})`;
+      element.append(el("p", { className: "inner", textContent: what }));
+    }
     element.append(el("div", { className: "approval", role: "group", ariaLabel: `Run ${call}?` },
       el("button", { type: "button", textContent: "Approve", onclick: answer(true) }),
       el("button", { type: "button", textContent: "Deny", onclick: answer(false) })));

@@ -10,8 +10,9 @@
 - The answer is one UI message: `start` (its id: `<the prompt's id>:reply`, the same for every
   stream of that answer, so the client merges a resumed stream into it), then per model call
   `start-step` ... `finish-step` around `reasoning-*`, `text-*`, `tool-input-start` /
-  `tool-input-available` (and `tool-approval-request` for a call paused for approval; a
-  client tool's call has none: the client runs it), `tool-output-available` / `-error` /
+  `tool-input-available` (and `tool-approval-request` for a call paused for approval, or
+  on the part of the call running a sub-agent whose calls paused, its `approvalDescriptor`
+  naming them; a client tool's call has none: the client runs it), `tool-output-available` / `-error` /
   `-denied` (none for an output the client sent: it holds it); status lines as `data-status`
   parts (one per tool call, updated in place); then `finish` and `data: [DONE]`. Header
   `x-vercel-ai-ui-message-stream: v1`.
@@ -32,8 +33,9 @@ from fastapi.responses import StreamingResponse
 from hookline.agent import RunResult
 from hookline.events import Event, run_end
 from hookline.messages import Message
+from hookline.result import Interruption
 from hookline.server.errors import ProtocolError, error_body
-from hookline.server.protocols.ai_sdk_tools import Answers, answers_of, client_tools, is_client_call
+from hookline.server.protocols.ai_sdk_tools import Answers, answers_of, approval_id, client_tools, is_client_call
 from hookline.server.protocols.base import (
     RunEvents,
     Translator,
@@ -173,6 +175,7 @@ class AISDKTranslator(Translator):
         self._answered = False  # this step's answer came: what comes next is the next step
         self._streamed: set[str] = set()
         self._denied: set[str] = set()
+        self._inner: dict[str, list[dict[str, Any]]] = {}  # the calls paused inside each sub-agent's call
         self._ended: str | None = None
         self._failure: str | None = None
 
@@ -277,6 +280,22 @@ class AISDKTranslator(Translator):
                      "input": arguments}]
         return out
 
+    def _approval_request(self, paused: Interruption) -> dict[str, Any]:
+        """The request for a paused call's approval; inside a sub-agent, on the part of the call that runs it.
+
+        The chat holds a part for each of this run's calls only: a call paused inside a
+        sub-agent (`<call>/<inner>`) asks on `<call>`'s part, its `approvalDescriptor`
+        naming every inner call paused under it, which the answer then answers together.
+        """
+        outer, inner = paused.call_id.split("/", 1)[0], paused.agent is not None
+        if not inner:
+            return {"type": "tool-approval-request", "approvalId": approval_id(outer), "toolCallId": outer}
+        calls = self._inner.setdefault(outer, [])
+        calls.append({"toolCallId": paused.call_id, "toolName": paused.name, "input": paused.arguments,
+                      "agent": paused.agent, "reason": paused.reason})
+        return {"type": "tool-approval-request", "approvalId": approval_id(outer), "toolCallId": outer,
+                "approvalDescriptor": {"calls": calls}}
+
     def _result(self, result: Any) -> dict[str, Any]:
         if result.call_id in self._denied:
             return {"type": "tool-output-denied", "toolCallId": result.call_id}
@@ -289,8 +308,7 @@ class AISDKTranslator(Translator):
         if paused is not None and is_client_call(paused):
             return []  # the client runs it: its tool-input-available was the request
         if paused is not None:
-            return [{"type": "tool-approval-request", "approvalId": f"approve:{paused.call_id}",
-                     "toolCallId": paused.call_id}]
+            return [self._approval_request(paused)]
         denied = denied_call(event)
         if denied is not None:
             self._denied.add(denied)

@@ -6,7 +6,8 @@
   JSON schemas. Each is a `FrontendTool` (as AG-UI's frontend tools are) offered to the model
   for that run: its call pauses the run until the client's output comes back.
 - An assistant message last answers the calls the chat waits for, by their tool parts: in
-  state `approval-responded` for a call paused for approval, `output-available` or
+  state `approval-responded` for a call paused for approval (or for the calls paused inside
+  the sub-agent it runs, which the chat holds no part of), `output-available` or
   `output-error` (`addToolOutput`) for a call to a client tool. The session's log decides what
   a part is: a call it never made is refused, a call answered already is known (the client
   sends the whole message back, earlier steps included) and left as the log has it.
@@ -25,7 +26,7 @@ from hookline.result import Interruption
 from hookline.server.errors import ProtocolError
 from hookline.server.protocols.base import FrontendTool
 
-__all__ = ["Answers", "answers_of", "client_tools", "is_client_call"]
+__all__ = ["Answers", "answers_of", "approval_id", "client_tools", "is_client_call"]
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A tool name every provider takes (and the AI SDK's part type `tool-<name>` keeps)."""
@@ -96,14 +97,27 @@ def answers_of(message: dict[str, Any], log: list[Event], tools: Mapping[str, Fr
     answers = Answers()
     for part in message["parts"]:
         if isinstance(part, dict) and part.get("state") in _ANSWERING:
-            call = paused.get(_call_id(part, known))
-            if call is not None:  # else answered already: the log keeps what it was
+            call_id = _call_id(part, known)
+            call = paused.get(call_id)
+            if call is not None:
                 _answer(part, call, tools, answers)
+            elif part["state"] == "approval-responded":  # the calls paused inside it, if any; else answered already
+                answers.approvals |= dict.fromkeys(_paused_inside(call_id, paused), _approval(part))
     if not answers.approvals:
         raise ProtocolError("the last message is the assistant's but answers no call the chat waits for: send the "
                             "next user message, or the assistant message with its waiting tool parts answered "
                             "(approval-responded; output-available or output-error for the client's own tools)")
     return answers
+
+
+def approval_id(call_id: str) -> str:
+    """The `approvalId` of the approval asked on call `call_id`'s part: for the call, or for those paused inside it."""
+    return f"approve:{call_id}"
+
+
+def _paused_inside(call_id: str, paused: Mapping[str, Interruption]) -> list[str]:
+    """The paused calls of the sub-agent that call `call_id` runs (`<call_id>/...`), whose approval its part asks."""
+    return [inner for inner in paused if inner.startswith(f"{call_id}/")]
 
 
 def _call_id(part: dict[str, Any], known: Mapping[str, str]) -> str:
