@@ -301,7 +301,7 @@ class AGUITranslator(Translator):
         asked = [c for c in self._interrupts if c.name not in self.frontend]
         pending = [c.call_id for c in self._interrupts if c.name in self.frontend]
         if result is not None and result.stop_reason == "interrupted" and asked:
-            finished["outcome"] = {"type": "interrupt", "interrupts": [_interrupt(c) for c in asked]}
+            finished["outcome"] = {"type": "interrupt", "interrupts": [self._interrupt(c) for c in asked]}
         elif result is not None and result.stop_reason == "cancelled":
             finished["outcome"] = {"type": "cancelled"}
         else:  # done, or waiting for the client's own tools only
@@ -409,11 +409,25 @@ class AGUITranslator(Translator):
                                activityType=STATUS_ACTIVITY, content=content, replace=True, **attribution))
         return out
 
+    def _interrupt(self, call: Interruption) -> dict[str, Any]:
+        """A paused call as an interrupt; one inside a sub-agent (`<call>/<inner>`) names that sub-agent's run."""
+        question = call.response_schema is not None
+        interrupt = {"id": f"{INTERRUPT_PREFIX}{call.call_id}", "reason": "input_required" if question else "approval",
+                     "message": call.reason or f"approve {call.name}?", "toolCallId": call.call_id,
+                     "responseSchema": call.response_schema if question else _APPROVAL_SCHEMA}
+        if call.agent is not None:
+            interrupt["subagentRunId"] = self._subagent_run(call.call_id.split("/", 1)[0])
+        return interrupt
+
+    def _subagent_run(self, call_id: str) -> str:
+        """The `subagentRunId` of the sub-agent that call `call_id` runs, in this stream."""
+        return f"{self.run_id}:{call_id}"
+
     def _start_subagent(self, metadata: dict[str, Any]) -> list[Any]:
         call_id = metadata.get("agent_call_id")
         if call_id is None or call_id in self._subagents:
             return []
-        run_id = self._subagents[call_id] = f"{self.run_id}:{call_id}"
+        run_id = self._subagents[call_id] = self._subagent_run(call_id)
         return [self._event("SUBAGENT_STARTED", subagentRunId=run_id, name=str(metadata["agent"]),
                             parentToolCallId=call_id)]
 
@@ -470,11 +484,6 @@ def _pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _interrupt(call: Interruption) -> dict[str, Any]:
-    question = call.response_schema is not None
-    return {"id": f"{INTERRUPT_PREFIX}{call.call_id}", "reason": "input_required" if question else "approval",
-            "message": call.reason or f"approve {call.name}?", "toolCallId": call.call_id,
-            "responseSchema": call.response_schema if question else _APPROVAL_SCHEMA}
 
 
 def _jsonable(value: Any) -> Any:
