@@ -38,7 +38,7 @@ from hookline.result import Interruption, RunResult
 from hookline.state import State
 from hookline.tools import Tool, tool
 from hookline.tracing import instrument, uninstrument
-from hookline.usage import Usage
+from hookline.usage import Prices, Usage
 
 __all__ = [
     "Agent",
@@ -56,6 +56,7 @@ __all__ = [
     "Message",
     "ModelError",
     "ModelSettings",
+    "Prices",
     "PromptRequest",
     "ReasoningPart",
     "RunContext",

@@ -1,10 +1,11 @@
-"""Token and call counts of a run."""
+"""Token and call counts of a run, and what a model's tokens cost."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
-__all__ = ["Usage"]
+__all__ = ["Prices", "Usage"]
 
 
 @dataclass(slots=True)
@@ -35,3 +36,24 @@ class Usage:
         self.output_tokens += other.output_tokens
         self.model_calls += other.model_calls
         self.tool_calls += other.tool_calls
+
+
+class Prices(BaseModel):
+    """What a provider charges per million tokens of a model: set `Model.prices` to see each call's cost.
+
+    hookline ships no price list (prices change, and differ by contract): you give them. Each
+    model call's status line then records its cost as data (`metadata["model_call"]["cost"]`),
+    and the inspector's traces add it up per prompt.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input_per_mtok: float = Field(ge=0)
+    """The price of a million input (prompt) tokens."""
+    output_per_mtok: float = Field(ge=0)
+    """The price of a million output (completion) tokens."""
+    currency: str = Field(default="USD", min_length=1, max_length=8)
+    """The currency the prices are in (a label: nothing converts it)."""
+
+    def cost(self, usage: Usage) -> float:
+        """What `usage`'s tokens cost, in `currency`."""
+        return (usage.input_tokens * self.input_per_mtok + usage.output_tokens * self.output_per_mtok) / 1_000_000

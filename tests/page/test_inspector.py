@@ -9,6 +9,11 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
+from hookline import Agent, Prices
+from hookline.models import ModelRequest, ModelResponse
+from hookline.sessions import SessionStore
+from hookline.usage import Usage
+from server.agent import WordStreamingModel, add, script
 from server.live import LiveServer
 
 from .conftest import new_session, send, wait_ready
@@ -179,3 +184,23 @@ def test_the_scripted_walk_of_the_docs(browser: Browser, tmp_path: Path) -> None
         script.walk(browser, url, tmp_path, tmp_path / "readme.png")
     for name in (*script.PICTURES, "readme.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+
+
+def test_a_priced_model_shows_what_each_call_and_the_prompt_cost(
+    make_server: Callable[..., LiveServer], store: SessionStore, open_page: Callable[..., Page]
+) -> None:
+    async def priced(request: ModelRequest) -> ModelResponse:
+        return (await script(request)).model_copy(update={"usage": Usage(input_tokens=1000, output_tokens=200)})
+
+    model = WordStreamingModel(priced, name="priced")
+    model.prices = Prices(input_per_mtok=2.5, output_per_mtok=10, currency="EUR")
+    page = open_page(make_server(agent=Agent("assistant", model=model, tools=[add], session_store=store)).url)
+    new_session(page)
+    send(page, "add 2 and 3")
+    wait_ready(page)
+    page.get_by_role("tab", name="Timeline").click()
+    expect(page.locator("#trace-chart .facts")).to_contain_text("(2000 in, 400 out) · 0.0090 EUR")
+    bars = page.locator(".bar-row")
+    expect(bars.nth(1)).to_contain_text("1000 in / 200 out tok, 0.0045 EUR")
+    bars.nth(1).click()
+    expect(page.locator(".model-call")).to_contain_text("1000 in + 200 out tokens · 0.0045 EUR")

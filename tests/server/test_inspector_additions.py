@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from hookline import Agent, State, StatusOptions, hook
+from hookline import Agent, Prices, State, StatusOptions, ToolCallPart, hook
 from hookline.models import ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
 from hookline.usage import Usage
 from support.waiting import DEADLINE, await_until
 
-from .agent import DANGER_LOG, WordStreamingModel
+from .agent import DANGER_LOG, WordStreamingModel, add
 from .api import new_session
 from .live import LiveServer
 
@@ -191,3 +191,30 @@ async def test_without_the_switch_no_request_is_recorded(client: httpx.AsyncClie
     assert set(answer["metadata"]["model_call"]) == {"input_tokens", "output_tokens", "duration_ms", "ttft_ms"}
     call = (await client.get(f"/v1/sessions/{session_id}/model-calls/{answer['seq']}")).json()
     assert call["exact"] is False
+
+
+async def test_a_model_with_prices_records_each_calls_cost_and_the_trace_adds_them_up(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    async def answer(request: ModelRequest) -> ModelResponse:
+        if request.messages[-1].role == "user":
+            return ModelResponse(tool_calls=[ToolCallPart(id="c1", name="add", arguments={"a": 2, "b": 3})],
+                                 usage=Usage(input_tokens=1000, output_tokens=200))
+        return ModelResponse(text="5", usage=Usage(input_tokens=3000, output_tokens=100))
+
+    model = WordStreamingModel(answer, name="priced")
+    model.prices = Prices(input_per_mtok=2.5, output_per_mtok=10)
+    server = make_server(Agent("assistant", model=model, tools=[add], session_store=store))
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        session_id = await new_session(http)
+        await run(http, session_id, "add 2 and 3")
+        events = (await http.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})).json()
+        first, second = [e for e in events if e["kind"] == "status" and e["source"] == "llm"]
+        call = (await http.get(f"/v1/sessions/{session_id}/model-calls/{first['seq']}")).json()
+        (prompt,) = (await http.get(f"/v1/sessions/{session_id}/traces")).json()["prompts"]
+    facts = first["metadata"]["model_call"]
+    assert (facts["cost"], facts["currency"]) == (0.0045, "USD"), "1,000 in at 2.5 + 200 out at 10, per million"
+    assert second["metadata"]["model_call"]["cost"] == 0.0085
+    assert (call["cost"], call["currency"]) == (0.0045, "USD")
+    assert [s["cost"] for s in prompt["spans"] if s["kind"] == "model"] == [0.0045, 0.0085]
+    assert (prompt["cost"], prompt["currency"]) == (0.013, "USD")

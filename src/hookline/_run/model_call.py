@@ -81,7 +81,7 @@ class ModelCalls:
 
     def _report(self, request: ModelRequest, response: ModelResponse, seconds: float, started: float) -> None:
         first = self.first_token
-        facts = answer_facts(response, seconds, first - started if first is not None else None)
+        facts = answer_facts(response, seconds, first - started if first is not None else None, self.agent.model.prices)
         if self.agent.status.requests:
             facts["request"] = request_record(request)
         self.scope.status("llm", describe_answer(self.agent.model.name, response, seconds), **facts)

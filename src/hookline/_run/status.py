@@ -26,6 +26,7 @@ from hookline.events import Event
 from hookline.hook_points import HookPoint
 from hookline.messages import ToolCallPart, ToolResultPart
 from hookline.models import ModelRequest, ModelResponse
+from hookline.usage import Prices
 
 __all__ = [
     "SLOW_HOOK_S", "LogCapture", "answer_facts", "describe_answer", "describe_call", "describe_reasoning",
@@ -104,12 +105,19 @@ def describe_answer(model_name: str, response: ModelResponse, seconds: float) ->
     return f"{model_name} answered: {what}, {tokens} tokens, {seconds * 1000:.0f} ms"
 
 
-def answer_facts(response: ModelResponse, seconds: float, first_token: float | None) -> dict[str, Any]:
-    """What the model's status line says, as data (`metadata["model_call"]`): tokens, duration, time to first token."""
+def answer_facts(
+    response: ModelResponse, seconds: float, first_token: float | None, prices: Prices | None
+) -> dict[str, Any]:
+    """What the model's status line says, as data (`metadata["model_call"]`).
+
+    Tokens, duration, time to first token; with the model's `prices`, the call's cost and its currency.
+    """
     facts: dict[str, Any] = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens,
                              "duration_ms": round(seconds * 1000, 1)}
     if first_token is not None:
         facts["ttft_ms"] = round(first_token * 1000, 1)
+    if prices is not None:
+        facts["cost"], facts["currency"] = round(prices.cost(response.usage), 8), prices.currency
     return {"model_call": facts}
 
 

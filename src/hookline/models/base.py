@@ -21,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 from hookline.errors import ConfigError
 from hookline.messages import Message, ReasoningPart, TextPart, ToolCallPart, share_fields_sets
 from hookline.types import JSONObject
-from hookline.usage import Usage
+from hookline.usage import Prices, Usage
 
 __all__ = [
     "Model",
@@ -252,6 +252,9 @@ class Model(ABC):
     """The provider's name, e.g. "openai"."""
     base_url: str | None = None
     """Where the provider's API listens (tracing's `server.address` and `server.port`); None for a model in process."""
+    prices: Prices | None = None
+    """What the provider charges for this model's tokens, when you set it (`model.prices = Prices(...)`): each
+    call's cost is then on record with its status line and in the inspector's traces. None: no cost is shown."""
 
     @abstractmethod
     async def request(self, request: ModelRequest) -> ModelResponse:

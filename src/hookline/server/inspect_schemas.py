@@ -86,6 +86,10 @@ class Span(BaseModel):
     """A model call's output tokens, where its status line records them as data."""
     ttft_ms: float | None = None
     """A streamed model call's time to its first token, where its status line records it."""
+    cost: float | None = None
+    """A model call's cost, where its model has prices (`Model.prices`)."""
+    currency: str | None = None
+    """The currency of `cost`."""
     call_id: str | None = None
     """A tool call's id."""
     is_error: bool = False
@@ -157,6 +161,10 @@ class TraceSpan(BaseModel):
     """A model call's output tokens, where its status line records them as data."""
     ttft_ms: float | None = None
     """A streamed model call's time to its first token, where its status line records it."""
+    cost: float | None = None
+    """A model call's cost, where its model has prices (`Model.prices`)."""
+    currency: str | None = None
+    """The currency of `cost`."""
     call_id: str | None = None
     """A tool call's id (or the paused call's)."""
     is_error: bool = False
@@ -190,6 +198,10 @@ class PromptTrace(BaseModel):
     """The input tokens of its model calls (where their status lines record them as data)."""
     output_tokens: int = 0
     """The output tokens of its model calls (where their status lines record them as data)."""
+    cost: float | None = None
+    """What its model calls cost, where their models have prices (None: none has, or their currencies differ)."""
+    currency: str | None = None
+    """The currency of `cost`."""
     waited_ms: float = 0
     """How long it waited for humans (its approvals)."""
     spans: list[TraceSpan] = Field(default_factory=list)
@@ -245,6 +257,10 @@ class ModelCall(BaseModel):
     """Output tokens, where the model's status line records them as data."""
     ttft_ms: float | None = None
     """Time to the first token of a streamed call, where the model's status line records it."""
+    cost: float | None = None
+    """A model call's cost, where its model has prices (`Model.prices`)."""
+    currency: str | None = None
+    """The currency of `cost`."""
     exact: bool = False
     """The request is the one the provider got, as the run recorded it (`StatusOptions(requests=True)`);
     False: rebuilt from the log and the agent (see `notes`)."""

@@ -203,8 +203,25 @@ def _model_spans(events: Sequence[Event]) -> list[Span]:
         spans.append(Span(kind="model", name=name, seq=first.seq or 0, end_seq=end.seq if end else None,
                           started_at=started, ended_at=ended, duration_ms=duration,
                           tokens=reported[1] if reported else None, input_tokens=facts.get("input_tokens"),
-                          output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms")))
+                          output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms"), **_cost(facts)))
     return spans
+
+
+def _cost(facts: dict[str, Any]) -> dict[str, Any]:
+    """A model call's cost and currency, where its status line records them (a model with prices)."""
+    cost, currency = facts.get("cost"), facts.get("currency")
+    if not isinstance(cost, int | float) or not isinstance(currency, str):
+        return {}
+    return {"cost": float(cost), "currency": currency}
+
+
+def _total_cost(calls: Sequence[TraceSpan]) -> dict[str, Any]:
+    """What model calls cost together: where any has a cost, and all that have one share a currency."""
+    priced = [c for c in calls if c.cost is not None]
+    currencies = {c.currency for c in priced}
+    if not priced or len(currencies) > 1:
+        return {}
+    return {"cost": round(sum(c.cost or 0 for c in priced), 8), "currency": currencies.pop()}
 
 
 def _tool_spans(events: Sequence[Event]) -> list[Span]:
@@ -271,6 +288,7 @@ def _prompt_trace(runs: list[_Run]) -> PromptTrace:
         error=last.error, tokens=sum(s.tokens or 0 for s in spans if s.kind == "model"),
         input_tokens=sum(s.input_tokens or 0 for s in spans if s.kind == "model"),
         output_tokens=sum(s.output_tokens or 0 for s in spans if s.kind == "model"),
+        **_total_cost([s for s in spans if s.kind == "model"]),
         waited_ms=sum(s.duration_ms or 0 for s in spans if s.kind == "approval"), spans=spans,
     )
 
@@ -373,7 +391,8 @@ def rebuild_call(agent: Agent, session_id: str, events: Sequence[Event], call: C
         session_id=session_id, turn=call.turn, seqs=call.seqs, started_at=when(start) if start else None,
         duration_ms=float(reported[2]) if reported else None, tokens=reported[1] if reported else None,
         input_tokens=facts.get("input_tokens"), output_tokens=facts.get("output_tokens"), ttft_ms=facts.get("ttft_ms"),
-        exact=record is not None, request=request, response=call.message.to_message() if call.message else None,
+        **_cost(facts), exact=record is not None, request=request,
+        response=call.message.to_message() if call.message else None,
         error=_failure_after(events, call) if call.message is None else None, notes=notes,
     )
 

@@ -58,6 +58,12 @@ export function duration(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
+// A cost as the model's prices give it (`Model.prices`): cents, or two significant digits below 1; null without one.
+export function money(cost, currency) {
+  if (cost === null || cost === undefined) return null;
+  return `${cost >= 1 || cost === 0 ? cost.toFixed(2) : cost.toPrecision(2)} ${currency}`;
+}
+
 // An image part that carries its own source: a `url` (http(s) or a data: URL of an image),
 // or base64 `data` (the server sends the URL-safe alphabet; a data: URL wants the standard
 // one). Anything else gives null; an image a store holds comes from media.js instead.

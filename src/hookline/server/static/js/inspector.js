@@ -6,7 +6,7 @@
 // as a tree, folded, with JSON held in strings parsed; on demand, `state.data` as recorded at
 // the event and the change that made it.
 
-import { $, clock, describeCall, diffLines, duration, el, pretty, prettyContent, textOf } from "./dom.js";
+import { $, clock, describeCall, diffLines, duration, el, money, pretty, prettyContent, textOf } from "./dom.js";
 import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
 import { jsonTree, stateAt, stateOf } from "./state.js";
@@ -389,7 +389,7 @@ export function modelCallView(call) {
     ? `${call.input_tokens} in + ${call.output_tokens} out tokens` : call.tokens !== null ? `${call.tokens} tokens` : null;
   const facts = [
     call.turn ? `turn ${call.turn}` : null, `${request.model} (${request.provider})`, tokens,
-    call.duration_ms !== null ? duration(call.duration_ms) : null,
+    money(call.cost, call.currency), call.duration_ms !== null ? duration(call.duration_ms) : null,
     call.ttft_ms !== null && call.ttft_ms !== undefined ? `first token after ${duration(call.ttft_ms)}` : null,
   ].filter(Boolean).join(" · ");
   const messages = el("ol", { class: "request-messages" }, ...request.messages.map((m) =>

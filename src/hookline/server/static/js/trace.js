@@ -5,7 +5,7 @@
 // A model call's row opens its event (the model-call view first); a tool call's row shows its
 // card in the chat, whose "Timeline" button comes back here.
 
-import { $, duration, el } from "./dom.js";
+import { $, duration, el, money } from "./dom.js";
 import { apiJSON, session } from "./api.js";
 
 export class Trace {
@@ -58,7 +58,7 @@ export class Trace {
     const tools = prompt.spans.filter((s) => s.kind === "tool").length;
     const split = prompt.input_tokens || prompt.output_tokens ? ` (${prompt.input_tokens} in, ${prompt.output_tokens} out)` : "";
     const facts = [`${models} model call${models === 1 ? "" : "s"}`, `${tools} tool call${tools === 1 ? "" : "s"}`,
-      `${prompt.tokens} tokens${split}`, duration(total), prompt.waited_ms ? `${duration(prompt.waited_ms)} waiting for people` : null,
+      `${prompt.tokens} tokens${split}`, money(prompt.cost, prompt.currency), duration(total), prompt.waited_ms ? `${duration(prompt.waited_ms)} waiting for people` : null,
       prompt.outcome || "going on"].filter(Boolean).join(" · ");
     chart.replaceChildren(...[
       el("p", { class: "facts" }, facts, prompt.error ? `: ${prompt.error}` : ""),
@@ -78,7 +78,7 @@ export class Trace {
       span.ttft_ms !== null && span.ttft_ms !== undefined ? `first token ${duration(span.ttft_ms)}` : null,
       span.input_tokens !== null && span.input_tokens !== undefined
         ? `${span.input_tokens} in / ${span.output_tokens} out tok` : span.tokens !== null ? `${span.tokens} tok` : null,
-      span.ran ? null : "not run", span.outcome, span.is_error && span.kind === "tool" ? "error" : null]
+      money(span.cost, span.currency), span.ran ? null : "not run", span.outcome, span.is_error && span.kind === "tool" ? "error" : null]
       .filter(Boolean).join(", ");
     const names = { model: `model ${span.name}`, tool: `tool ${span.name}`, run: span.name, hook: `hook ${span.name}`,
       approval: `approval of ${span.name}` };
