@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from hookline import Event, TextPart
 from hookline.server import log_window
+from hookline.server.inspect_routes import FOUND_MOST
 from hookline.sessions import SessionStore, SQLiteSessionStore
 from server.live import LiveServer
 from support.waiting import DEADLINE
@@ -82,6 +83,19 @@ def test_a_fork_is_listed_under_its_origin_and_its_lineage_shows(page_server: Li
     expect(page.locator("body")).to_have_attribute("data-session", source)
     page.get_by_role("tab", name="State").click()
     expect(page.locator("#lineage")).to_contain_text("Forks of this session (1)")
+
+
+def test_the_list_says_when_it_shows_the_newest_sessions_only(page_server: LiveServer,
+                                                               open_page: Callable[..., Page]) -> None:
+    sessions = [_session_with(page_server) for _ in range(FOUND_MOST + 1)]
+    page = open_page(page_server.url)
+    expect(page.locator("#session-list .pick")).to_have_count(FOUND_MOST)
+    expect(page.locator(f"#session-list [data-session='{sessions[0]}']")).to_have_count(0)  # the oldest: left out
+    note = page.locator("#session-list .cut")
+    expect(note).to_have_text(f"The newest {FOUND_MOST} sessions; search finds older ones.")
+    page.get_by_label("Search sessions").fill(sessions[0])
+    expect(page.locator("#session-list .pick")).to_have_count(1)
+    expect(note).to_have_count(0)
 
 
 def test_the_panes_resize_by_keyboard_and_keep_their_width(page_server: LiveServer,

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from hookline.events import EVENTS_ADAPTER
+from hookline.server.routes import MOST_SESSIONS_LISTED, SESSIONS_LISTED
 
 from .agent import DANGER_LOG
 from .api import SSE, new_session
@@ -132,6 +133,19 @@ async def test_list_sessions_newest_first_without_events(client: httpx.AsyncClie
     listed = (await client.get("/v1/sessions")).json()
     assert [s["id"] for s in listed][:2] == [second, first]
     assert all(s["events"] == [] for s in listed)
+
+
+async def test_list_sessions_answers_the_newest_up_to_its_limit(client: httpx.AsyncClient) -> None:
+    newest = [await new_session(client) for _ in range(SESSIONS_LISTED + 2)][::-1]
+    assert [s["id"] for s in (await client.get("/v1/sessions")).json()] == newest[:SESSIONS_LISTED]
+    two = await client.get("/v1/sessions", params={"limit": 2})
+    assert [s["id"] for s in two.json()] == newest[:2]
+    most = await client.get("/v1/sessions", params={"limit": MOST_SESSIONS_LISTED})
+    assert [s["id"] for s in most.json()] == newest
+    for bad in ("0", "-1", str(MOST_SESSIONS_LISTED + 1), "many"):
+        response = await client.get("/v1/sessions", params={"limit": bad})
+        assert response.status_code == 422, (bad, response.text)
+        assert response.json()["error"] == "invalid_request"
 
 
 async def test_get_session_has_ui_events(client: httpx.AsyncClient) -> None:

@@ -1,8 +1,8 @@
-"""The session list's search (`GET /v1/inspect/sessions?q=`) asks the store's `search`, and reads no log whole.
+"""The session list (`GET /v1/inspect/sessions`) answers the newest sessions only; its search asks the store's `search`.
 
-The store is a real SQLite file whose reads are counted (`CountingStore`): a search costs the
-store one query, then each session it lists its two small status reads and, for a title not
-known yet, a third; whatever the number of sessions and the length of their logs.
+The store is a real SQLite file whose reads are counted (`CountingStore`): the list, or a
+search, costs the store one query, then each session it lists its two small status reads and,
+for a title not known yet, a third; whatever the number of sessions and the length of their logs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hookline import Event, TextPart, ToolResultPart
-from hookline.server.inspect_routes import FOUND_MOST
+from hookline.server.inspect_routes import CUT_HEADER, FOUND_MOST
 
 from .test_long_sessions import CountingStore, served
 
@@ -72,3 +72,23 @@ async def test_a_search_finds_ids_and_answers_the_newest_matches_at_most(store: 
         assert [(s["id"], s["snippet"]) for s in by_id] == [(f"s{n}", f"s{n}") for n in range(19, 9, -1)]
         percent = await http.get("/v1/inspect/sessions", params={"q": "%"})
         assert percent.json() == [], "no session mentions '%': it is no wildcard"
+
+
+async def test_the_list_answers_the_newest_sessions_only_and_says_it_left_older_ones_out(store: CountingStore) -> None:
+    async with served(store) as http:
+        whole = await http.get("/v1/inspect/sessions")
+        assert len(whole.json()) == SESSIONS + 1
+        assert CUT_HEADER not in whole.headers, "nothing left out"
+    more = [(await store.create(session_id=f"more-{n:03}")).id for n in range(FOUND_MOST + 1)]
+    for session_id in more[-3:]:
+        await store.append_event(session_id, says(f"a common word in {session_id}"))
+    async with served(store) as http:
+        cut = await http.get("/v1/inspect/sessions")
+        assert [s["id"] for s in cut.json()] == more[:0:-1]
+        assert cut.headers[CUT_HEADER] == str(FOUND_MOST)
+        assert len(store.reads) <= 3 * FOUND_MOST, "a bounded number of reads per poll"
+        found = await http.get("/v1/inspect/sessions", params={"q": "common word"})
+        assert [s["id"] for s in found.json()] == more[:-4:-1]
+        assert CUT_HEADER not in found.headers
+        many = await http.get("/v1/inspect/sessions", params={"q": "more-"})
+        assert (len(many.json()), many.headers[CUT_HEADER]) == (FOUND_MOST, str(FOUND_MOST))

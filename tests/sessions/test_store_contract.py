@@ -55,8 +55,8 @@ from hookline.testing.store_contract import SessionStoreContract
 
 
 class OldestFirst(InMemorySessionStore):
-    async def list(self, *, app=None, user=None):
-        return (await super().list(app=app, user=user))[::-1]
+    async def list(self, *, app=None, user=None, limit=None):
+        return (await super().list(app=app, user=user, limit=limit))[::-1]
 
 
 class TestOldestFirst(SessionStoreContract):
@@ -73,8 +73,9 @@ def test_the_contract_fails_a_store_that_breaks_it(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module), "-k", "list or views"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "FAILED test_oldest_first.py::TestOldestFirst::test_list_is_scoped_by_app_and_user_newest" in done.stdout
-    assert "1 failed, 1 passed" in done.stdout
+    for case in ("test_list_is_scoped_by_app_and_user_newest", "test_list_with_a_limit_answers_the_newest"):
+        assert f"FAILED test_oldest_first.py::TestOldestFirst::{case}" in done.stdout
+    assert "2 failed, 1 passed" in done.stdout
 
 
 def test_importing_hookline_testing_imports_no_pytest() -> None:

@@ -69,8 +69,8 @@ class Reads(SessionStore):
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
         return await self.inner.get(session_id, user=user, with_events=with_events)
 
-    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        return await self.inner.list(app=app, user=user)
+    async def list(self, *, app: str | None = None, user: str | None = None, limit: int | None = None) -> list[Session]:
+        return await self.inner.list(app=app, user=user, limit=limit)
 
     async def delete(self, session_id: str, *, user: str | None = None) -> None:
         await self.inner.delete(session_id, user=user)

@@ -32,7 +32,7 @@ from hookline.server.routes import Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
 from hookline.sessions import Session, SessionMatch
 
-__all__ = ["CASE_MOST_EVENTS", "FOUND_MOST", "inspect_api"]
+__all__ = ["CASE_MOST_EVENTS", "CUT_HEADER", "FOUND_MOST", "inspect_api"]
 
 _SUMMARIES: TypeAdapter[list[SessionSummary]] = TypeAdapter(list[SessionSummary])
 _TOOLS: TypeAdapter[list[ToolSpec]] = TypeAdapter(list[ToolSpec])
@@ -43,7 +43,9 @@ _AROUND = 40
 _TITLE_EVENTS = 20
 """The first events of a session's prompt view read for its title (its first user message is among them)."""
 FOUND_MOST = 50
-"""The most sessions a search of the list answers: the newest that mention it."""
+"""The most sessions the list answers, with a search or without: the newest (that mention it)."""
+CUT_HEADER = "Hookline-Cut"
+"""The list's header when it left older sessions out: how many it answers (`FOUND_MOST`)."""
 CASE_MOST_EVENTS = 10_000
 """The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
 _TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "
@@ -63,18 +65,28 @@ async def session_summaries(
     context: Ctx, user: User,
     q: Annotated[str, Query(max_length=200, description="words to find in titles, ids and messages")] = "",
 ) -> Response:
-    """The user's sessions with their titles (first prompts) and status, newest first; `q` keeps those that mention it.
+    """The user's newest sessions, newest first, with titles (first prompts) and status; `q` keeps those mentioning it.
 
-    With `q`, the store's `search` finds them, the newest `FOUND_MOST` at most, in one query. Each
-    session's status costs two small reads (its last events, its first one) and a check of its run
-    lock; a title not known yet, a third (the first events of its prompt view).
+    The newest `FOUND_MOST` at most, so that a poll of the page costs a bounded number of reads
+    however many sessions the user has: the store's `list`, or with `q` its `search`, each one
+    query. When older ones were left out, the header `CUT_HEADER` says how many are answered (a
+    search finds the older ones). Each session's status costs two small reads (its last events,
+    its first one) and a check of its run lock; a title not known yet, a third (the first events
+    of its prompt view).
     """
     needle = q.strip()
+    found = await _newest(context, user, needle, FOUND_MOST + 1)  # one more: whether any is left out
+    lines = [await _line(context, match, needle) for match in found[:FOUND_MOST]]
+    cut = {CUT_HEADER: str(FOUND_MOST)} if len(found) > FOUND_MOST else None
+    return json_response(_SUMMARIES.dump_json(lines), headers=cut)
+
+
+async def _newest(context: ServerContext, user: str, needle: str, most: int) -> list[SessionMatch]:
+    """The user's newest `most` sessions, newest first: those that mention `needle`, if any."""
+    app = context.agent.app
     if needle:
-        found = await context.store.search(needle, app=context.agent.app, user=user, limit=FOUND_MOST)
-    else:
-        found = [SessionMatch(s, None) for s in await context.store.list(app=context.agent.app, user=user)]
-    return json_response(_SUMMARIES.dump_json([await _line(context, match, needle) for match in found]))
+        return await context.store.search(needle, app=app, user=user, limit=most)
+    return [SessionMatch(s, None) for s in await context.store.list(app=app, user=user, limit=most)]
 
 
 async def _line(context: ServerContext, match: SessionMatch, needle: str) -> SessionSummary:

@@ -73,6 +73,10 @@ PAGE_LIMIT = 1000
 """The events of a page unless the request asks for fewer: the latest ones in `GET /v1/sessions/{id}`."""
 MAX_PAGE = 5000
 """The most events a page may hold."""
+SESSIONS_LISTED = 100
+"""The sessions `GET /v1/sessions` answers unless the request asks for another number: the newest ones."""
+MOST_SESSIONS_LISTED = 1000
+"""The most sessions `GET /v1/sessions` answers."""
 _ON_LOOP = 200  # a page longer than this is encoded in a worker thread: no other request waits for it
 _RUN_GOING_ON = "a run on it is going on, in this or another server process; delete it once the run has ended"
 _NOT_RUNNING = "no run is going on in session {!r}, in this server process or any other"
@@ -153,10 +157,18 @@ async def create_in_store(context: ServerContext, user: str, body: CreateSession
     return json_response(session, 201, {"Location": f"/v1/sessions/{session.id}"})
 
 
-@api.get("/sessions", response_model=list[Session], responses=_errors(401))
-async def list_sessions(context: Ctx, user: User) -> Response:
-    """List the user's sessions, newest first, without their events."""
-    sessions = await context.store.list(app=context.agent.app, user=user)
+@api.get("/sessions", response_model=list[Session], responses=_errors(401, 422))
+async def list_sessions(
+    context: Ctx, user: User,
+    limit: Annotated[int, Query(ge=1, le=MOST_SESSIONS_LISTED, description="the newest sessions to answer")]
+    = SESSIONS_LISTED,
+) -> Response:
+    """The user's newest `limit` sessions (100 unless asked, 1000 at most), newest first, without their events.
+
+    Older ones are found with a higher `limit`, or by what they say through the inspector's
+    search (`GET /v1/inspect/sessions?q=`).
+    """
+    sessions = await context.store.list(app=context.agent.app, user=user, limit=limit)
     return json_response(_SESSIONS.dump_json(sessions))
 
 

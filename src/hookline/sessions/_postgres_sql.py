@@ -31,7 +31,6 @@ __all__ = [
     "INSERT_BLOB",
     "INSERT_EVENT",
     "INSERT_SESSION",
-    "LIST_SESSIONS",
     "LOCK_FOR_DELETE",
     "LOCK_HELD",
     "LOCK_MIGRATIONS",
@@ -49,6 +48,7 @@ __all__ = [
     "TOUCH",
     "UNHELD_BLOBS",
     "UPDATE_STATE",
+    "list_sessions",
     "read_events",
     "read_page",
     "search",
@@ -90,11 +90,20 @@ CREATE_SESSION = INSERT_SESSION + " ON CONFLICT (id) DO NOTHING"
 READ_SESSION = f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {_OWNED}"
 # $1 session_id, $2 user (NULL: any); a row back: it exists
 SESSION_EXISTS = f"SELECT 1 FROM hookline_sessions WHERE {_OWNED}"
-# $1 app, $2 user (NULL: any)
-LIST_SESSIONS = (
-    f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE ($1::text IS NULL OR app = $1)"
-    ' AND ($2::text IS NULL OR user_id = $2) ORDER BY created_at DESC, id COLLATE "C" DESC'
-)
+
+
+def list_sessions(*, app: bool, user: bool) -> str:
+    """Return the `SELECT` of the newest sessions of an app and a user, newest first.
+
+    Parameters: `$1 app`, `$2 user` (each compared only when `app`, `user` are true: else any),
+    `$3 limit` (NULL: every session). Only the owners asked for are compared, so that the planner
+    reads the sessions through their index (app, user, creation time) and stops at `$3`.
+    """
+    owner = f"{'app = $1' if app else '$1::text IS NULL'} AND {'user_id = $2' if user else '$2::text IS NULL'}"
+    return (f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {owner}"
+            ' ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3')
+
+
 # $1 session_id, $2 user (NULL: any); a row back: deleted
 DELETE_SESSION = f"DELETE FROM hookline_sessions WHERE {_OWNED} RETURNING id"
 # $1 session_id, $2 state, $3 updated_at, $4 fence; a row back: updated

@@ -30,7 +30,6 @@ __all__ = [
     "INSERT_EVENT",
     "INSERT_SESSION",
     "LEASE_HELD",
-    "LIST_SESSIONS",
     "MIGRATIONS_TABLE_EXISTS",
     "READ_BLOBS",
     "READ_PENDING",
@@ -47,6 +46,7 @@ __all__ = [
     "TOUCH",
     "UNHELD_BLOBS",
     "UPDATE_STATE",
+    "list_sessions",
     "read_log",
     "read_page",
     "search",
@@ -84,11 +84,20 @@ INSERT_SESSION = (
 )
 # :session_id, :user (None: any)
 READ_SESSION = f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {_OWNED}"
-# :app, :user (None: any)
-LIST_SESSIONS = (
-    f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE (:app IS NULL OR app = :app)"
-    " AND (:user IS NULL OR user_id = :user) ORDER BY created_at DESC, id DESC"
-)
+
+
+def list_sessions(*, app: bool, user: bool) -> str:
+    """Return the `SELECT` of the newest sessions of an app and a user, newest first.
+
+    Parameters: `:limit` (None: every session), and `:app` and `:user` when `app` and `user`
+    are true (else any app, any user). Only the owners asked for are compared, so that SQLite
+    reads the sessions through their index (app, user, creation time) and stops at `:limit`.
+    """
+    owner = " AND ".join(["1", *(["app = :app"] if app else []), *(["user_id = :user"] if user else [])])
+    return (f"SELECT {_SESSION_COLUMNS} FROM hookline_sessions WHERE {owner}"
+            " ORDER BY created_at DESC, id DESC LIMIT coalesce(:limit, -1)")  # -1: no limit
+
+
 # :session_id, :user (None: any); a row back: deleted
 DELETE_SESSION = f"DELETE FROM hookline_sessions WHERE {_OWNED} RETURNING id"
 # :session_id, :state, :updated_at; a row back: updated

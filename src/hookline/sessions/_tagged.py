@@ -82,9 +82,11 @@ class TaggedStore(SessionStore):
         """Return a session of `inner`."""
         return await self.inner.get(session_id, user=user, with_events=with_events)
 
-    async def list(self, *, app: str | None = None, user: str | None = None) -> builtins.list[Session]:
-        """List the sessions of `inner`."""
-        return await self.inner.list(app=app, user=user)
+    async def list(
+        self, *, app: str | None = None, user: str | None = None, limit: int | None = None
+    ) -> builtins.list[Session]:
+        """List the sessions of `inner` (the newest `limit`; None: all)."""
+        return await self.inner.list(app=app, user=user, limit=limit)
 
     async def search(
         self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50

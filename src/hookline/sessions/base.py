@@ -67,10 +67,16 @@ class SessionMatch(NamedTuple):
     content, in log order. None when only the session's id holds it."""
 
 
-def check_limit(limit: int) -> None:
-    """Raise `ValueError` unless `limit` (a page's size) is a positive integer."""
+def check_limit(limit: int, what: str = "a page's limit") -> None:
+    """Raise `ValueError` unless `limit` (a page's size, or `what` it is) is a positive integer."""
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ValueError(f"a page's limit must be a positive integer, not {limit!r}")
+        raise ValueError(f"{what} must be a positive integer, not {limit!r}")
+
+
+def check_list_limit(limit: int | None) -> None:
+    """Raise `ValueError` unless `limit` (the most sessions `list` answers) is None or a positive integer."""
+    if limit is not None:
+        check_limit(limit, "a list's limit (None: every session)")
 
 
 LastWrite = Callable[[Sequence[Event], dict[str, Any]], Coroutine[Any, Any, builtins.list[Event]]]
@@ -136,8 +142,18 @@ class SessionStore(ABC):
         """Return the session with its events in the `ui` view (none when `with_events` is false)."""
 
     @abstractmethod
-    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        """Sessions of `app` and `user` (None: any), newest first, without their events."""
+    async def list(
+        self, *, app: str | None = None, user: str | None = None, limit: int | None = None
+    ) -> list[Session]:
+        """Sessions of `app` and `user` (None: any), newest first, without their events: the newest `limit`.
+
+        With `limit` None, every session: a server or a page that lists them for someone
+        passes a limit, so that a user with very many sessions costs one bounded read. A
+        backend cuts the list where it reads it (SQL `LIMIT`), not after.
+
+        Raises:
+            ValueError: `limit` is neither None nor a positive integer.
+        """
 
     async def search(
         self, text: str, *, app: str | None = None, user: str | None = None, limit: int = 50
@@ -340,8 +356,7 @@ def check_search(text: str, limit: int) -> None:
     """Raise `ValueError` unless `text` is a non-empty string and `limit` a positive integer."""
     if not isinstance(text, str) or not text:
         raise ValueError(f"a search needs some text to find, not {text!r}")
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ValueError(f"a search's limit must be a positive integer, not {limit!r}")
+    check_limit(limit, "a search's limit")
 
 
 def mentions(event: Event) -> Iterator[str]:

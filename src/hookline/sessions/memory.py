@@ -38,7 +38,16 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._search import json_form
-from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit, check_search, first_mention
+from hookline.sessions.base import (
+    Blob,
+    Session,
+    SessionMatch,
+    SessionStore,
+    check_limit,
+    check_list_limit,
+    check_search,
+    first_mention,
+)
 from hookline.types import View
 
 __all__ = ["InMemorySessionStore"]
@@ -374,11 +383,12 @@ class InMemorySessionStore(SessionStore):
         return sorted(scoped, key=lambda pair: (pair[0].created_at, pair[0].id), reverse=True)
 
     @override
-    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
+    async def list(
+        self, *, app: str | None = None, user: str | None = None, limit: int | None = None
+    ) -> list[Session]:
+        check_list_limit(limit)
         with self._mutex:
-            found = [
-                r.session.model_copy(deep=True)
-                for r in self._records.values()
-                if (app is None or r.session.app == app) and (user is None or r.session.user == user)
-            ]
-        return sorted(found, key=lambda s: (s.created_at, s.id), reverse=True)
+            found = [r.session for r in self._records.values()
+                     if (app is None or r.session.app == app) and (user is None or r.session.user == user)]
+            newest = sorted(found, key=lambda s: (s.created_at, s.id), reverse=True)[:limit]
+            return [session.model_copy(deep=True) for session in newest]

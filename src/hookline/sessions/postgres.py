@@ -92,7 +92,15 @@ from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_mig
 from hookline.sessions._postgres_dsn import describe, secrets
 from hookline.sessions._postgres_locks import RunLocks
 from hookline.sessions._search import as_matched, json_form, like_pattern, mention_at
-from hookline.sessions.base import Blob, Session, SessionMatch, SessionStore, check_limit, check_search
+from hookline.sessions.base import (
+    Blob,
+    Session,
+    SessionMatch,
+    SessionStore,
+    check_limit,
+    check_list_limit,
+    check_search,
+)
 from hookline.types import View
 
 __all__ = ["EVENTS_CHANNEL", "PostgresSessionStore"]
@@ -620,9 +628,13 @@ class PostgresSessionStore(SessionStore):
         return [SessionMatch(decode_session(*row[:6]), mention_at(row[6])) for row in rows]
 
     @override
-    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
+    async def list(
+        self, *, app: str | None = None, user: str | None = None, limit: int | None = None
+    ) -> list[Session]:
+        check_list_limit(limit)
+        query = sql.list_sessions(app=app is not None, user=user is not None)
         async with self._transaction(read_only=True) as conn:
-            rows = await conn.fetch(sql.LIST_SESSIONS, app, user)
+            rows = await conn.fetch(query, app, user, limit)
         return [decode_session(*row) for row in rows]
 
 

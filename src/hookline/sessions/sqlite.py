@@ -62,7 +62,16 @@ from hookline.sessions._codec import (
 )
 from hookline.sessions._search import as_matched, json_form, mention_at
 from hookline.sessions._sqlite_thread import Job, Worker, wait, wait_stopped
-from hookline.sessions.base import Blob, RunHold, Session, SessionMatch, SessionStore, check_limit, check_search
+from hookline.sessions.base import (
+    Blob,
+    RunHold,
+    Session,
+    SessionMatch,
+    SessionStore,
+    check_limit,
+    check_list_limit,
+    check_search,
+)
 from hookline.types import View
 
 __all__ = ["SQLiteSessionStore"]
@@ -522,8 +531,12 @@ class SQLiteSessionStore(SessionStore):
         return [SessionMatch(decode_session(*row[:6]), mention_at(row[6])) for row in rows]
 
     @override
-    async def list(self, *, app: str | None = None, user: str | None = None) -> list[Session]:
-        params = {"app": app, "user": user}
-        rows = await self._transaction(partial(jobs.fetch, sql.LIST_SESSIONS, params), read_only=True)
+    async def list(
+        self, *, app: str | None = None, user: str | None = None, limit: int | None = None
+    ) -> list[Session]:
+        check_list_limit(limit)
+        query = sql.list_sessions(app=app is not None, user=user is not None)
+        params = {"app": app, "user": user, "limit": limit}
+        rows = await self._transaction(partial(jobs.fetch, query, params), read_only=True)
         return [decode_session(*row) for row in rows]
 

@@ -7,6 +7,7 @@ makes its own ids and app names, so the cases may share one database.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -146,6 +147,26 @@ class StoredCases:
         assert [s.id for s in await store.list(app=app, user="u2")] == [theirs]
         assert elsewhere in {s.id for s in await store.list(user="u1")}
         assert theirs not in {s.id for s in await store.list(user="u1")}
+
+    async def test_list_with_a_limit_answers_the_newest_sessions(self, store: SessionStore) -> None:
+        """`list(limit=n)` answers the newest `n` sessions of its app and user, newest first; a bad limit is refused."""
+        app = fresh("app")
+        created = []
+        for _ in range(4):
+            created.append((await store.create(app=app, user="u1")).id)
+            await anyio.sleep(0.002)  # distinct creation times, so "newest first" is well defined
+        theirs = (await store.create(app=app, user="u2")).id
+        newest = created[::-1]
+
+        assert [s.id for s in await store.list(app=app, user="u1", limit=2)] == newest[:2]
+        assert [s.id for s in await store.list(app=app, user="u1", limit=1)] == newest[:1]
+        assert [s.id for s in await store.list(app=app, user="u1", limit=10)] == newest, "fewer than the limit: all"
+        assert [s.id for s in await store.list(app=app, user="u1", limit=None)] == newest
+        assert [s.id for s in await store.list(app=app, limit=3)] == [theirs, *newest[:2]], "any user"
+        assert len(await store.list(limit=1)) == 1, "any app, any user"
+        for bad in (0, -1, True, 2.5, "2"):
+            with pytest.raises(ValueError, match=rf"limit .*positive integer, not {re.escape(repr(bad))}"):
+                await store.list(app=app, limit=bad)  # type: ignore[arg-type]
 
     async def test_another_users_session_is_not_found(self, store: SessionStore) -> None:
         """With `user`, another user's session is `SessionNotFound`."""

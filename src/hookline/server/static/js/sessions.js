@@ -1,10 +1,11 @@
 // The session list: newest first, each with its title (its first prompt; the whole of it on
 // hover), when it last changed, and a badge while a run goes on, while calls wait for approval
 // or after its last run failed. A search shows where each session matches. The list is read
-// again every 15 s while the page is seen, so that runs started elsewhere show.
+// again every 15 s while the page is seen, so that runs started elsewhere show. The server
+// answers the newest sessions only; when it left older ones out, the list ends saying so.
 
 import { $, el, when } from "./dom.js";
-import { ApiError, api, apiJSON, session } from "./api.js";
+import { ApiError, api, session } from "./api.js";
 
 const REFRESH_MS = 15_000;
 
@@ -15,6 +16,7 @@ export class SessionList {
     this.items = [];
     this.current = null;
     this.query = "";
+    this.cut = 0; // how many sessions the server answered, when it left older ones out (0: none left out)
     this.shown = new Map(); // id -> what the open session's own stream says ({running, waiting, ended})
     let timer = null;
     $("session-search").addEventListener("input", () => {
@@ -26,7 +28,9 @@ export class SessionList {
 
   async load() {
     const query = this.query ? `?q=${encodeURIComponent(this.query)}` : "";
-    this.items = await apiJSON(`/v1/inspect/sessions${query}`);
+    const response = await api(`/v1/inspect/sessions${query}`);
+    this.items = await response.json();
+    this.cut = Number(response.headers.get("Hookline-Cut")) || 0;
     this.render();
     return this.items;
   }
@@ -36,6 +40,7 @@ export class SessionList {
     const focused = document.activeElement?.closest?.("#session-list li")?.dataset.item;
     list.replaceChildren(...this.items.map((item) => this.line(item)));
     if (!this.items.length) list.append(el("li", { class: "empty" }, this.query ? "No session matches." : "No sessions yet."));
+    if (this.cut) list.append(el("li", { class: "hint cut" }, this.cutNote()));
     this.mark(this.current);
     if (focused) list.querySelector(`li[data-item="${CSS.escape(focused)}"] .pick`)?.focus();
   }
@@ -52,6 +57,12 @@ export class SessionList {
     const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete session: ${title}` }, "✕");
     remove.addEventListener("click", () => this.remove(item, title));
     return el("li", { "data-item": item.id }, pick, remove);
+  }
+
+  // What the list's end says when the server left older sessions out.
+  cutNote() {
+    return this.query ? `The newest ${this.cut} that match; more words narrow the search.`
+      : `The newest ${this.cut} sessions; search finds older ones.`;
   }
 
   titleOf(id) {
