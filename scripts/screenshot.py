@@ -38,7 +38,7 @@ from hookline.models import (
 )
 from hookline.server import create_app
 from hookline.sessions.memory import InMemorySessionStore
-from hookline.usage import Usage
+from hookline.usage import Prices, Usage
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -117,9 +117,10 @@ def script(request: ModelRequest) -> ModelResponse:
 
 
 class DemoModel(FunctionModel):
-    """The script, its reasoning and answer streamed word by word (slowly when it explains)."""
+    """The script, its reasoning and answer streamed word by word (slowly when it explains), at made-up prices."""
 
     settings: ClassVar[dict[str, Any]] = {"temperature": 0.2, "max_tokens": 1024}
+    prices = Prices(input_per_mtok=2.5, output_per_mtok=10)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """Yield the reasoning, then the answer, word by word; then the whole response."""
