@@ -188,7 +188,7 @@ async def test_without_the_switch_no_request_is_recorded(client: httpx.AsyncClie
     events = (await client.get(f"/v1/sessions/{session_id}/events", params={"view": "all"})).json()
     answer = next(e for e in events if e["kind"] == "status" and e["source"] == "llm")
     assert "request" not in answer["metadata"]
-    assert set(answer["metadata"]["model_call"]) == {"input_tokens", "output_tokens", "duration_ms", "ttft_ms"}
+    assert set(answer["metadata"]["model_call"]) == {"model", "input_tokens", "output_tokens", "duration_ms", "ttft_ms"}
     call = (await client.get(f"/v1/sessions/{session_id}/model-calls/{answer['seq']}")).json()
     assert call["exact"] is False
 

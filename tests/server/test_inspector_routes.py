@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from hookline._run.status import describe_answer
+from hookline import RunContext, State, hook
+from hookline._run.status import answer_facts, describe_answer
+from hookline.events import Event
 from hookline.models import ModelResponse
 from hookline.server.inspection import CallEvents
+from hookline.sessions import SessionStore
 from hookline.usage import Usage
 from support.waiting import await_until
 
-from .agent import DANGER_LOG
+from .agent import DANGER_LOG, make_agent
 from .api import new_session
 from .live import LiveServer
 
@@ -143,12 +146,31 @@ async def test_timeline_says_why_a_run_failed(client: httpx.AsyncClient) -> None
     assert detail["error"] == "the provider is down"
 
 
-def test_the_model_status_line_is_read_as_the_loop_writes_it() -> None:
-    from hookline.events import Event
+def test_the_model_status_line_is_read_from_its_data_and_an_old_logs_from_its_text() -> None:
+    response, seconds = ModelResponse(text="hi", usage=Usage(input_tokens=30, output_tokens=12)), 0.4567
+    line = describe_answer("gpt-x", response, seconds)
+    facts = answer_facts("gpt-x", response, seconds, None, None)
+    assert CallEvents(answer=Event.status("a", "llm", "gpt-x is done", **facts)).reported == ("gpt-x", 42, 456.7)
+    assert CallEvents(answer=Event.status("a", "llm", line)).reported == ("gpt-x", 42, 457), "a log of before"
 
-    line = describe_answer("gpt-x", ModelResponse(text="hi", usage=Usage(input_tokens=30, output_tokens=12)), 0.4567)
-    call = CallEvents(answer=Event.status("a", "llm", line))
-    assert call.reported == ("gpt-x", 42, 457)
+
+@hook
+def says_like_the_loop(state: State, ctx: RunContext[None]) -> None:
+    ctx.status(f"turn {state.turn}: calling model")
+
+
+async def test_a_hooks_line_that_reads_like_the_loops_is_no_model_call(make_server: Callable[..., LiveServer],
+                                                                         store: SessionStore) -> None:
+    agent = make_agent(store).clone(hooks={"before_llm": [says_like_the_loop]})
+    async with httpx.AsyncClient(base_url=make_server(agent).url, timeout=10) as http:
+        session_id = await new_session(http)
+        await run(http, session_id, "add 2 and 3")
+        (timeline,) = (await http.get(f"/v1/sessions/{session_id}/timeline")).json()["runs"]
+        events = await log(http, session_id)
+        hooks_line = next(e for e in events if e["metadata"].get("hook") == "says_like_the_loop")
+        picked = await http.get(f"/v1/sessions/{session_id}/model-calls/{hooks_line['seq']}")
+    assert [s["kind"] for s in timeline["spans"]] == ["model", "tool", "model"]
+    assert picked.status_code == 422
 
 
 # -- model calls ---------------------------------------------------------------------------------

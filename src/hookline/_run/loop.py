@@ -349,7 +349,7 @@ class Run:
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
         if self._status_on["agent"]:  # on only when something records or streams it
-            self._status("agent", f"turn {state.turn}: calling model")
+            self._status("agent", f"turn {state.turn}: calling model", model_turn=state.turn)
         return request
 
     def _asking(self, request: ModelRequest) -> Awaitable[ModelResponse | None]:

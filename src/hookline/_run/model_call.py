@@ -80,11 +80,12 @@ class ModelCalls:
         return response
 
     def _report(self, request: ModelRequest, response: ModelResponse, seconds: float, started: float) -> None:
-        first = self.first_token
-        facts = answer_facts(response, seconds, first - started if first is not None else None, self.agent.model.prices)
+        model, first = self.agent.model, self.first_token
+        first_token = first - started if first is not None else None
+        facts = answer_facts(model.name, response, seconds, first_token, model.prices)
         if self.agent.status.requests:
             facts["request"] = request_record(request)
-        self.scope.status("llm", describe_answer(self.agent.model.name, response, seconds), **facts)
+        self.scope.status("llm", describe_answer(model.name, response, seconds), **facts)
         for line in describe_reasoning(response) if self.agent.status.reasoning else ():
             self.scope.status("llm", line)
 

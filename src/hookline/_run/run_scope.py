@@ -36,10 +36,11 @@ _NO_CONTENT: dict[str, Any] = {"type": "object", "properties": {}}
 
 T = TypeVar("T")
 
-_BOOKKEEPING = ("started", "interrupted", "held_message", "error", "run_end", "child_session_id")
+_BOOKKEEPING = ("started", "interrupted", "held_message", "error", "run_end", "child_session_id", "model_turn")
 """Metadata of a sub-agent's loop, misleading in the parent's log: its calls' starts and pauses,
-its failure (which the parent's tool result reports), its end (the parent's run goes on) and
-the sessions of its own sub-agents (the parent's children are its own calls' only)."""
+its failure (which the parent's tool result reports), its end (the parent's run goes on), the
+turns of its model calls and the sessions of its own sub-agents (the parent's children are its
+own calls' only)."""
 
 
 class RunScope:

@@ -106,14 +106,15 @@ def describe_answer(model_name: str, response: ModelResponse, seconds: float) ->
 
 
 def answer_facts(
-    response: ModelResponse, seconds: float, first_token: float | None, prices: Prices | None
+    model_name: str, response: ModelResponse, seconds: float, first_token: float | None, prices: Prices | None
 ) -> dict[str, Any]:
     """What the model's status line says, as data (`metadata["model_call"]`).
 
-    Tokens, duration, time to first token; with the model's `prices`, the call's cost and its currency.
+    The model's name, tokens, duration, time to first token; with the model's `prices`, the
+    call's cost and its currency.
     """
-    facts: dict[str, Any] = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens,
-                             "duration_ms": round(seconds * 1000, 1)}
+    facts: dict[str, Any] = {"model": model_name, "input_tokens": response.usage.input_tokens,
+                             "output_tokens": response.usage.output_tokens, "duration_ms": round(seconds * 1000, 1)}
     if first_token is not None:
         facts["ttft_ms"] = round(first_token * 1000, 1)
     if prices is not None:

@@ -1,10 +1,11 @@
 """Reading a session's log back for the inspector: titles, runs over time, and model calls.
 
 Everything here is derived from the log (the `all` view) as the loop writes it: a run's
-model call is its "turn N: calling model" line, the model's own status line ("scripted
-answered: text, 12 tokens, 40 ms") and the answer message; a tool call is its start (a
-status line or a marker holding `started` and `call_id`) and its result message. Tokens
-and durations come from the model's status line, the only place the loop records them.
+model call is its "turn N: calling model" line (`metadata["model_turn"]`), the model's own
+status line (`metadata["model_call"]`: its name, tokens, duration) and the answer message; a
+tool call is its start (a status line or a marker holding `started` and `call_id`) and its
+result message. Only logs recorded before those lines held their facts as data are read
+from the lines' text.
 
 The request of a model call is rebuilt: the messages logged before the call, after the
 agent's instructions, with the agent's tools and its model's settings. `ModelCall.notes`
@@ -31,8 +32,8 @@ from hookline.server.log_window import WINDOW
 
 __all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of", "status_of", "title_of", "when"]
 
-_CALLING = re.compile(r"turn (\d+): calling model")
-_ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
+_LEGACY_CALLING = re.compile(r"turn (\d+): calling model")  # a log's lines without their facts as data
+_LEGACY_ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
 _TITLE_CHARS = 200  # the list clips it; its tooltip shows it whole
 _NOTE_MESSAGES = ("messages: rebuilt from the log (from its compaction in effect then, if any); a hook that "
                   "changed the conversation before this call otherwise (e.g. a sliding window) is not on record")
@@ -79,14 +80,29 @@ class CallEvents:
     @property
     def turn(self) -> int | None:
         """Its turn, from the "calling model" line."""
-        found = _CALLING.fullmatch(self.start.text) if self.start is not None else None
+        if self.start is None:
+            return None
+        turn = self.start.metadata.get("model_turn")
+        if isinstance(turn, int):
+            return turn
+        found = _LEGACY_CALLING.fullmatch(self.start.text)
         return int(found.group(1)) if found else None
 
     @property
-    def reported(self) -> tuple[str, int, int] | None:
-        """(model name, tokens, milliseconds) from the model's status line."""
-        found = _ANSWERED.fullmatch(self.answer.text) if self.answer is not None else None
-        return (found.group(1), int(found.group(2)), int(found.group(3))) if found else None
+    def reported(self) -> tuple[str, int, float] | None:
+        """(model name, tokens, milliseconds) from the model's status line.
+
+        The name of a sub-agent's model is shown after the sub-agent's ("researcher: gpt-4o").
+        """
+        if self.answer is None:
+            return None
+        facts = self.facts
+        if isinstance(facts.get("model"), str):
+            agent = self.answer.metadata.get("agent")
+            name = f"{agent}: {facts['model']}" if isinstance(agent, str) else facts["model"]
+            return name, facts.get("input_tokens", 0) + facts.get("output_tokens", 0), facts.get("duration_ms", 0.0)
+        found = _LEGACY_ANSWERED.fullmatch(self.answer.text)
+        return (found.group(1), int(found.group(2)), float(found.group(3))) if found else None
 
     @property
     def facts(self) -> dict[str, Any]:
@@ -102,11 +118,17 @@ class CallEvents:
 
 
 def _is_start(event: Event) -> bool:
-    return event.kind == "status" and event.source == "agent" and _CALLING.fullmatch(event.text) is not None
+    if event.kind != "status" or event.source != "agent":
+        return False
+    return isinstance(event.metadata.get("model_turn"), int) or (
+        not event.metadata and _LEGACY_CALLING.fullmatch(event.text) is not None)
 
 
 def _is_answer(event: Event) -> bool:
-    return event.kind == "status" and event.source == "llm" and _ANSWERED.fullmatch(event.text) is not None
+    if event.kind != "status" or event.source != "llm":
+        return False
+    return isinstance(event.metadata.get("model_call"), dict) or (
+        not event.metadata and _LEGACY_ANSWERED.fullmatch(event.text) is not None)
 
 
 def model_calls(events: Sequence[Event]) -> list[CallEvents]:

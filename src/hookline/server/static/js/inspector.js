@@ -11,7 +11,7 @@ import { ApiError, api, apiJSON, session } from "./api.js";
 import { mediaOf } from "./media.js";
 import { jsonTree, stateAt, stateOf } from "./state.js";
 
-const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && /^turn \d+: calling model$/.test(textOf(e)))
+const MODEL_EVENT = (e) => (e.kind === "status" && e.source === "agent" && Number.isInteger(e.metadata?.model_turn))
   || (e.kind === "status" && e.source === "llm") || (e.kind === "message" && e.role === "assistant");
 const PAGE = 1000;
 const DIFF_CELLS = 250_000; // lines before × lines after: the most a state's line diff compares
