@@ -37,7 +37,7 @@ from hookline.server.compactions import compactions_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.hot_routes import HotRoutes
-from hookline.server.inspect_routes import inspect_api
+from hookline.server.inspect_routes import CUT_HEADER, inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.metrics import Metrics, metrics_api
 from hookline.server.page_files import PageFiles
@@ -169,7 +169,7 @@ def _add_middleware(
             allow_origins=cors_origins,
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
-            expose_headers=["Location"],
+            expose_headers=["Location", "Link", "Retry-After", CUT_HEADER],  # what clients read of answers
         )
 
 
