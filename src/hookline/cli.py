@@ -181,13 +181,14 @@ app.command("mcp")(mcp_command)  # hookline.mcp.cli imports typer only; the MCP 
 def sessions_list(
     db: Db = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object a line instead of a table.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="List at most this many, the newest.")] = 100,
     debug: Debug = False,
 ) -> None:
-    """List the stored sessions, newest first."""
+    """List the stored sessions, newest first (the newest 100 unless `--limit` says otherwise)."""
     from hookline._cli.sessions import list_sessions
 
     with report_errors(debug=debug):
-        list_sessions(db, as_json=json, console=_stdout())
+        list_sessions(db, as_json=json, limit=limit, console=_stdout())
 
 
 @sessions_app.command("show")

@@ -282,6 +282,11 @@ def test_sessions_list_show_export_rm(db: str) -> None:
     assert "s2" in listed.stdout
     as_json = [json.loads(line) for line in invoke("sessions", "list", "--db", db, "--json").stdout.splitlines()]
     assert sorted(s["id"] for s in as_json) == ["s1", "s2"]
+    newest = invoke("sessions", "list", "--db", db, "--json", "--limit", "1")
+    assert [json.loads(line)["id"] for line in newest.stdout.splitlines()] == ["s2"]
+    assert "the newest 1 sessions; --limit N lists more" in newest.stderr
+    assert "--limit" not in listed.stderr, "said only when the store holds more"
+    assert invoke("sessions", "list", "--db", db, "--limit", "0").exit_code == 2
 
     shown = invoke("sessions", "show", "s1", "--db", db)
     assert shown.exit_code == 0

@@ -54,13 +54,19 @@ async def _holds_tables(store: SessionStore) -> bool:
     return has_schema is None or bool(await has_schema())
 
 
-def list_sessions(db: str | None, *, as_json: bool, console: Console) -> None:
-    """Print the sessions, newest first: a table, or one JSON object a line."""
+def list_sessions(db: str | None, *, as_json: bool, limit: int, console: Console) -> None:
+    """Print the newest `limit` sessions, newest first: a table, or one JSON object a line.
+
+    When the store holds more, a line on stderr says so (standard output stays the list).
+    """
 
     async def fetch(store: SessionStore) -> list[Session]:
-        return await store.list()
+        return await store.list(limit=limit + 1)
 
     sessions = _with_store(db, None, fetch) or []
+    if len(sessions) > limit:
+        sessions = sessions[:limit]
+        Console(stderr=True).print(f"the newest {limit} sessions; --limit N lists more", style="dim", soft_wrap=True)
     if as_json:
         for session in sessions:
             print(session.model_dump_json(exclude={"events"}), flush=True)
