@@ -166,6 +166,28 @@ async def test_beyond_loopback_with_tokens_it_serves_whatever_name_it_is_reached
     assert without.status_code == 401
 
 
+async def test_a_tokens_file_guards_it_beyond_loopback(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# who may call\ncarol-secret:carol\n", encoding="utf-8")
+    server = HttpAgentServer("calculator", "--host", "0.0.0.0", "--tokens-file", str(tokens))
+    try:
+        async with connect(server.url, "carol-secret") as client:
+            result = await client.call_tool("calculator", {"prompt": "2+3?"})
+        async with httpx2.AsyncClient() as http:
+            without = await http.post(server.url, json=DISCOVER, headers=MODERN)
+    finally:
+        server.stop()
+    assert text(result) == "the sum is 5 (prompt 1 of this conversation)"
+    assert without.status_code == 401
+
+
+def test_a_tokens_file_is_for_http_only(tmp_path: Path) -> None:
+    out = subprocess.run([*SERVE, f"{AGENTS}:calculator", "--tokens-file", str(tmp_path / "tokens")],
+                         capture_output=True, text=True, timeout=DEADLINE, check=False)
+    assert out.returncode == 2
+    assert "--tokens-file guards --http only" in out.stderr
+
+
 async def test_stdio_needs_no_token_even_when_tokens_are_set() -> None:
     env = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
     server = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], f"{AGENTS}:calculator"],

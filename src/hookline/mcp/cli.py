@@ -4,8 +4,8 @@
 `python -m hookline.mcp` runs it alone (`main`). Over stdio, stdout carries the
 protocol, so everything else (the banner, errors) goes to stderr.
 
-Over HTTP, the bearer tokens of `hookline serve` (`HOOKLINE_TOKENS`, `HOOKLINE_TOKENS_FILE`)
-guard the server; without any, it listens on loopback only. Over stdio (a local process,
+Over HTTP, the bearer tokens of `hookline serve` (`HOOKLINE_TOKENS`, `HOOKLINE_TOKENS_FILE`,
+`--tokens-file`) guard the server; without any, it listens on loopback only. Over stdio (a local process,
 started by its client) there is no authentication.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -28,6 +29,9 @@ def mcp_command(
                                       "HOOKLINE_TOKENS).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on with --http (0: any free one).")]
     = 8000,
+    tokens_file: Annotated[Path | None, typer.Option("--tokens-file", help="With --http: a file of 'token:user' "
+                                                     "lines (# comments), merged with HOOKLINE_TOKENS.",
+                                                     show_default=False)] = None,
     db: Annotated[str | None, typer.Option("--db", help="Session store for session_id: a SQLite file or a "
                                            "postgresql:// URL [default: the agent's own store].",
                                            show_default=False)] = None,
@@ -37,16 +41,20 @@ def mcp_command(
 ) -> None:
     """Serve an agent as an MCP tool (one tool: prompt, optional session_id) over stdio or --http.
 
-    Over --http, HOOKLINE_TOKENS="token:user,..." (or HOOKLINE_TOKENS_FILE) requires a bearer
-    token on every request, whose user owns the sessions; without tokens it serves loopback only.
+    Over --http, HOOKLINE_TOKENS="token:user,..." (or HOOKLINE_TOKENS_FILE, or --tokens-file)
+    requires a bearer token on every request, whose user owns the sessions; without tokens it
+    serves loopback only.
     """
-    from hookline._cli.exits import report_errors
+    from hookline._cli.exits import UsageProblem, report_errors
 
     with report_errors(debug=debug):
-        _serve(agent, http=http, host=host, port=port, db=db, model=model)
+        if tokens_file is not None and not http:
+            raise UsageProblem("--tokens-file guards --http only (over stdio the client starts the server itself)")
+        _serve(agent, http=http, host=host, port=port, db=db, model=model, tokens_file=tokens_file)
 
 
-def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | None, model: str | None) -> None:
+def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | None, model: str | None,
+           tokens_file: Path | None) -> None:
     import anyio
 
     from hookline._cli.setup import build_agent, open_store
@@ -57,7 +65,7 @@ def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | No
     except ImportError as exc:
         raise ConfigError(f"hookline mcp needs the MCP SDK: pip install 'hookline[mcp]' ({exc})") from exc
 
-    tokens = _tokens(host) if http else {}
+    tokens = _tokens(host, tokens_file) if http else {}
     agent = build_agent(target, model)
     store = open_store(db) if db else None
 
@@ -82,8 +90,10 @@ def _serve(target: str | None, *, http: bool, host: str, port: int, db: str | No
         anyio.run(serve, serve_http(agent, host, port, store=store, sock=sock, tokens=tokens))
 
 
-def _tokens(host: str) -> dict[str, str]:
-    """The bearer tokens of the environment, checked against `host`: beyond loopback, some are needed.
+def _tokens(host: str, tokens_file: Path | None) -> dict[str, str]:
+    """The bearer tokens of the environment and of `tokens_file` (merged), checked against `host`.
+
+    Beyond loopback, some are needed.
 
     Raises:
         UsageProblem: `host` is not loopback and no token is configured.
@@ -91,12 +101,15 @@ def _tokens(host: str) -> dict[str, str]:
     """
     from hookline._cli.exits import UsageProblem
     from hookline._hosts import is_loopback
-    from hookline._tokens import TOKENS_ENV, TOKENS_FILE_ENV, tokens_from_env
+    from hookline._tokens import TOKENS_ENV, TOKENS_FILE_ENV, read_tokens_file, tokens_from_env
 
     tokens = tokens_from_env() or {}
+    if tokens_file is not None:
+        tokens.update(read_tokens_file(tokens_file))
     if not tokens and not is_loopback(host):
         raise UsageProblem(f"refusing to serve MCP on {host} without authentication: set {TOKENS_ENV}=token:user,... "
-                           f"(or {TOKENS_FILE_ENV}) to require bearer tokens, or listen on --host 127.0.0.1")
+                           f"(or {TOKENS_FILE_ENV}, or --tokens-file) to require bearer tokens, or listen on "
+                           "--host 127.0.0.1")
     return tokens
 
 
