@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,9 +12,13 @@ import pytest
 from hookline import RunContext, State, hook
 from hookline._run.status import answer_facts, describe_answer
 from hookline.events import Event
+from hookline.messages import Message
 from hookline.models import ModelResponse
+from hookline.server.forking import fork_session
+from hookline.server.inspect_schemas import ForkBody
 from hookline.server.inspection import CallEvents
-from hookline.sessions import SessionStore
+from hookline.sessions import SessionStore, SQLiteSessionStore
+from hookline.types import View
 from hookline.usage import Usage
 from support.waiting import await_until
 
@@ -252,6 +257,39 @@ async def test_fork_at_a_tool_result_edits_what_the_model_reads(client: httpx.As
     texts = [e["parts"][0]["text"] for e in await log(client, fork_id) if e["kind"] == "status"]
     assert "add returned 5" not in texts, "the edited result's old status line is not copied"
     assert any(t.startswith(f"forked from session {source} at event {result['seq']}") for t in texts)
+
+
+class CountingStore(SQLiteSessionStore):
+    """A SQLite store that counts the events its reads answer."""
+
+    read = 0
+
+    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
+        events = await super().events(session_id, view=view, after_seq=after_seq)
+        self.read += len(events)
+        return events
+
+    async def page(self, session_id: str, **options: Any) -> list[Event]:
+        events = await super().page(session_id, **options)
+        self.read += len(events)
+        return events
+
+
+async def test_a_fork_reads_only_the_log_it_copies(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "long.db")
+    try:
+        source = await store.create(session_id="long")
+        await store.append_events(source.id, [Event.from_message(Message.user("q"), "user"),
+                                               Event.from_message(Message.assistant("a"), "assistant")])
+        await store.append_events(source.id, [Event.status("assistant", "agent", f"line {i}") for i in range(3000)])
+        store.read = 0
+        fork = await fork_session(store, source, ForkBody(at_seq=2), "default")
+        edited = await fork_session(store, source, ForkBody(at_seq=1, text="q2"), "default")
+        assert store.read <= 3, "the two events before the forks' events, not the 3,000 lines after them"
+        assert [e.text for e in await store.events(fork.id) if e.kind == "message"] == ["q"]
+        assert [e.text for e in await store.events(edited.id) if e.kind == "message"] == ["q2"]
+    finally:
+        await store.aclose()
 
 
 @pytest.mark.parametrize(

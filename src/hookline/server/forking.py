@@ -13,7 +13,8 @@ original time, in `metadata["copied_from"]`. The fork's `State.data` is the `sta
 asks for, else the state recorded last before the event it is made at (by runs with
 `StatusOptions(state=True)`), else a copy of the source session's as it is now.
 Images and files are copied with their bytes: the fork's log names them by digest as the
-source's does, and its store must hold them.
+source's does, and its store must hold them. A fork reads only what it copies: the log up to
+its event, and for an edited tool result the page after it that holds the rest of its turn.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ __all__ = ["FORK_AUTHOR", "fork_session", "forked_log"]
 FORK_AUTHOR = "hookline"
 """The author of the line that records a fork (and of the server's other notes in a log)."""
 
+_TURN_PAGE = 1000  # the events read after an edited tool result, for the other results of its turn
+
 
 async def fork_session(store: SessionStore, source: Session, body: ForkBody, user: str) -> Session:
     """Create the fork of `source` that `body` asks for, owned by `user`; answer it (without events).
@@ -42,7 +45,7 @@ async def fork_session(store: SessionStore, source: Session, body: ForkBody, use
         ConfigError: `body` does not fit the log (the message says why and what would).
         SessionExists: `body.id` is taken.
     """
-    events = await store.events(source.id, view="all")
+    events = await _read_to(store, source.id, body)
     log = forked_log(source.id, events, body, user)
     log = await load_media(store, source.id, log)  # the fork's store keeps its own copy of the bytes
     state = body.state if body.state is not None else state_before(events, body.at_seq)
@@ -55,6 +58,15 @@ async def fork_session(store: SessionStore, source: Session, body: ForkBody, use
         await store.delete(fork.id)
         raise
     return await store.get(fork.id, with_events=False)
+
+
+async def _read_to(store: SessionStore, source_id: str, body: ForkBody) -> list[Event]:
+    """The source's stored events up to event `at_seq`; after it, a page more when an edit may be of a tool result."""
+    through = await store.page(source_id, view="all", before_seq=body.at_seq + 1, limit=body.at_seq)
+    if body.content is None:
+        return through
+    return through + await store.page(source_id, view="all", after_seq=body.at_seq, before_seq=body.at_seq + 1
+                                      + _TURN_PAGE, limit=_TURN_PAGE)
 
 
 def forked_log(source_id: str, events: Sequence[Event], body: ForkBody, user: str) -> list[Event]:
