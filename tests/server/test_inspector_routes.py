@@ -17,9 +17,9 @@ from hookline.models import ModelResponse
 from hookline.server.forking import fork_session
 from hookline.server.inspect_schemas import ForkBody
 from hookline.server.inspection import CallEvents
-from hookline.sessions import SessionStore, SQLiteSessionStore
-from hookline.types import View
+from hookline.sessions import SessionStore
 from hookline.usage import Usage
+from support.counting_store import CountingStore
 from support.waiting import await_until
 
 from .agent import DANGER_LOG, make_agent
@@ -257,22 +257,6 @@ async def test_fork_at_a_tool_result_edits_what_the_model_reads(client: httpx.As
     texts = [e["parts"][0]["text"] for e in await log(client, fork_id) if e["kind"] == "status"]
     assert "add returned 5" not in texts, "the edited result's old status line is not copied"
     assert any(t.startswith(f"forked from session {source} at event {result['seq']}") for t in texts)
-
-
-class CountingStore(SQLiteSessionStore):
-    """A SQLite store that counts the events its reads answer."""
-
-    read = 0
-
-    async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
-        events = await super().events(session_id, view=view, after_seq=after_seq)
-        self.read += len(events)
-        return events
-
-    async def page(self, session_id: str, **options: Any) -> list[Event]:
-        events = await super().page(session_id, **options)
-        self.read += len(events)
-        return events
 
 
 async def test_a_fork_reads_only_the_log_it_copies(tmp_path: Path) -> None:

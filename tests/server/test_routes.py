@@ -483,6 +483,7 @@ async def test_cors_when_configured(make_server: Callable[..., LiveServer]) -> N
         assert preflight.headers["access-control-allow-origin"] == "https://app.example.org"
         other = await http.options("/v1/sessions", headers={**headers, "Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers
-        answer = await http.get("/v1/sessions", headers={"Origin": "https://app.example.org", "Authorization": "Bearer t"})
+        page = {"Origin": "https://app.example.org", "Authorization": "Bearer t"}
+        answer = await http.get("/v1/sessions", headers=page)
     exposed = {name.strip().lower() for name in answer.headers["access-control-expose-headers"].split(",")}
     assert exposed >= {"location", "link", "retry-after", "hookline-cut"}, "a page reads the pages' cursor and the cut"

@@ -37,6 +37,7 @@ from hookline.messages import DocumentPart, Message, TextPart
 from hookline.result import Interruption
 from hookline.server.errors import ProtocolError, error_body
 from hookline.server.protocols.base import FrontendTool, Translator, Turn, frames, open_session, paused_call, start
+from hookline.server.resumes import log_since_last_answer
 from hookline.server.routes import Ctx, User
 from hookline.sessions import SessionStore
 
@@ -186,8 +187,8 @@ def _text_of(message: Any) -> str:
 
 
 async def _paused_calls(store: SessionStore, session_id: str) -> dict[str, Interruption]:
-    """The calls the session's last run paused, by id, as its log records them."""
-    return {c.call_id: c for c in paused_calls(await store.events(session_id, view="all"))}
+    """The calls the session's last run paused, by id, as its log records them (from the model's last message on)."""
+    return {c.call_id: c for c in paused_calls(await log_since_last_answer(store, session_id))}
 
 
 def approvals_of(resume: list[Any], paused: dict[str, Interruption]) -> dict[str, Approval]:

@@ -52,6 +52,8 @@ from hookline.sessions import SessionStore
 
 __all__ = ["AISDKTranslator", "ai_sdk_api", "reply_id"]
 
+_PAGE = 1_000  # events read at a time, looking back for the last prompt
+
 ai_sdk_api = APIRouter(prefix="/v1/ai-sdk", tags=["protocols"])
 
 STATUS_PART = "data-status"
@@ -149,9 +151,15 @@ def _prompt_text(message: dict[str, Any]) -> str:
 
 
 async def _last_prompt(store: SessionStore, session_id: str) -> Event | None:
-    """The last user message of the session's log: where the answer going on began."""
-    prompts = [e for e in await store.events(session_id, view="prompt") if e.role == "user"]
-    return prompts[-1] if prompts else None
+    """The last user message of the session's log: where the answer going on began (read backward a page at a time)."""
+    before: int | None = None
+    while True:
+        stored = [e for e in await store.page(session_id, view="prompt", before_seq=before, limit=_PAGE, newest=True)
+                  if not e.partial]
+        prompt = next((e for e in reversed(stored) if e.role == "user"), None)
+        if prompt is not None or len(stored) < _PAGE:
+            return prompt
+        before = stored[0].seq
 
 
 class AISDKTranslator(Translator):

@@ -1,0 +1,52 @@
+"""The protocols read a long session's tail, not its whole log: the calls paused (AG-UI), the last prompt (AI SDK)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hookline.events import Event
+from hookline.messages import Message
+from hookline.server.protocols.ag_ui import _paused_calls
+from hookline.server.protocols.ai_sdk import _last_prompt
+from support.counting_store import CountingStore
+
+from .agent import make_agent
+
+pytestmark = pytest.mark.anyio
+
+LONG = 3_000
+
+
+async def test_agui_reads_the_last_runs_events_for_its_paused_calls(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "long.db")
+    try:
+        session = await store.create(session_id="long")
+        await store.append_events(session.id, [Event.status("assistant", "agent", f"line {i}") for i in range(LONG)])
+        result = await make_agent(store).prompt("danger zone").session(session.id)
+        store.read = 0
+        paused = await _paused_calls(store, session.id)
+    finally:
+        await store.aclose()
+    assert list(paused) == [result.interruptions[0].call_id]
+    assert store.read <= 1_000, "a page back to the model's last message, not the 3,000 lines before it"
+
+
+async def test_ai_sdk_reads_back_a_page_for_the_last_prompt(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "long.db")
+    try:
+        session = await store.create(session_id="long")
+        said = [Event.from_message(Message.user(f"q{i}") if i % 2 == 0 else Message.assistant(f"a{i}"), "someone")
+                for i in range(LONG)]
+        await store.append_events(session.id, [*said, Event.from_message(Message.user("the last one"), "user")])
+        store.read = 0
+        prompt = await _last_prompt(store, session.id)
+        empty = await store.create(session_id="empty")
+        nothing = await _last_prompt(store, empty.id)
+    finally:
+        await store.aclose()
+    assert prompt is not None
+    assert prompt.text == "the last one"
+    assert nothing is None
+    assert store.read <= 1_000, "the newest page, not the 3,001 messages"
