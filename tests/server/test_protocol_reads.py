@@ -1,4 +1,5 @@
-"""The protocols read a long session's tail, not its whole log: the calls paused (AG-UI), the last prompt (AI SDK)."""
+"""The protocols read a long session's tail, not its whole log: the calls paused (AG-UI), the last prompt and the
+runs since it (AI SDK)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hookline.events import Event
 from hookline.messages import Message
 from hookline.server.protocols.ag_ui import _paused_calls
-from hookline.server.protocols.ai_sdk import _last_prompt
+from hookline.server.protocols.ai_sdk import _last_prompt, _since_last_prompt
 from support.counting_store import CountingStore
 
 from .agent import make_agent
@@ -50,3 +51,19 @@ async def test_ai_sdk_reads_back_a_page_for_the_last_prompt(tmp_path: Path) -> N
     assert prompt.text == "the last one"
     assert nothing is None
     assert store.read <= 1_000, "the newest page, not the 3,001 messages"
+
+
+async def test_ai_sdk_reads_the_runs_since_the_last_prompt_for_the_answers_to_its_calls(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "long.db")
+    try:
+        session = await store.create(session_id="long")
+        await store.append_events(session.id, [Event.status("assistant", "agent", f"line {i}") for i in range(LONG)])
+        result = await make_agent(store).prompt("danger zone").session(session.id)
+        store.read = 0
+        log = await _since_last_prompt(store, session.id)
+    finally:
+        await store.aclose()
+    assert [e.text for e in log if e.role == "user"] == ["danger zone"]
+    calls = {c.id for e in log if e.role == "assistant" for c in e.to_message().tool_calls}
+    assert result.interruptions[0].call_id in calls
+    assert store.read <= 1_100, "a page back to the prompt, and the run since it"

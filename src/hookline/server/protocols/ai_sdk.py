@@ -98,7 +98,7 @@ async def chat(context: Ctx, user: User, request: Request, body: Annotated[dict[
         turn = Turn(prompt=Message.user(text), prompt_id=prompt_id, tools=tuple(tools.values()))
         message_id, answers = reply_id(prompt_id), Answers()
     elif last.get("role") == "assistant":
-        answers = answers_of(last, await context.store.events(session.id, view="all"), tools)
+        answers = answers_of(last, await _since_last_prompt(context.store, session.id), tools)
         turn, message_id = Turn(approvals=answers.approvals, tools=tuple(tools.values())), str(last.get("id") or "")
     else:
         raise ProtocolError("the last message must be the user's (a prompt) or the assistant's (answers to its "
@@ -148,6 +148,12 @@ def _prompt_text(message: dict[str, Any]) -> str:
     if not isinstance(message.get("id"), str) or not message["id"]:
         raise ProtocolError("the user message needs its id")
     return "\n".join(texts)
+
+
+async def _since_last_prompt(store: SessionStore, session_id: str) -> list[Event]:
+    """The log (`all` view) from the last user message on: the runs of the assistant message that answers it."""
+    prompt = await _last_prompt(store, session_id)
+    return await store.events(session_id, view="all", after_seq=(prompt.seq or 1) - 1 if prompt is not None else 0)
 
 
 async def _last_prompt(store: SessionStore, session_id: str) -> Event | None:

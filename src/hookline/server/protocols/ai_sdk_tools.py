@@ -85,6 +85,8 @@ class Answers:
 def answers_of(message: dict[str, Any], log: list[Event], tools: Mapping[str, FrontendTool]) -> Answers:
     """The answers of an assistant message's tool parts to the calls the session's `log` (its `all` view) waits for.
 
+    `log` holds at least the runs since the prompt the message answers: the calls its parts name.
+
     Raises:
         ProtocolError: A part names a call the chat never made, under another tool's name; it
             answers a call the wrong way (an output for a call paused for approval, an approval
