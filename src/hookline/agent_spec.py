@@ -1,13 +1,15 @@
-"""`AgentSpec`: what a run reads of its agent.
+"""`AgentSpec`: what a run reads of its agent; `RequestedAgent`: what a prompt request reads.
 
-`Agent` imports the loop (a prompt request runs one), so the loop, and the tracing it calls,
-cannot import `Agent` back without a cycle. They see the agent through this protocol, which
-`Agent` fulfils; mypy checks that where `Agent` hands itself to a run.
+`Agent` imports the loop and `PromptRequest` (`agent.prompt(...)` makes one, which runs the
+loop), so neither they nor the tracing the loop calls can import `Agent` back without a
+cycle. They see the agent through these protocols, which `Agent` fulfils; mypy checks that
+where `Agent` hands itself over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from pydantic import TypeAdapter
@@ -15,11 +17,12 @@ from pydantic import TypeAdapter
 from hookline.events import StatusOptions
 from hookline.hook_points import HookPoint
 from hookline.hooks import BoundHook
-from hookline.models.base import Model, ToolSpec
+from hookline.models.base import Model, ModelSettings, ToolSpec
+from hookline.sessions import SessionStore
 from hookline.state import State
 from hookline.tools import Tool
 
-__all__ = ["AgentSpec", "Instructions"]
+__all__ = ["AgentSpec", "Instructions", "RequestedAgent", "ToolCatalog"]
 
 Instructions = str | Callable[[State], str] | None
 """A system prompt, or a function of the state returning one (called before every model call)."""
@@ -61,3 +64,31 @@ class AgentSpec(Protocol):
 
     async def warm_up(self) -> None:
         """Warm up the hooks once and connect the toolsets."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCatalog:
+    """The tools an agent offers its model, as far as they can be told outside a run (`Agent.tool_catalog()`)."""
+
+    specs: tuple[ToolSpec, ...]
+    """Their specs, as a model request carries them (none when `chosen_per_turn`)."""
+    chosen_per_turn: bool = False
+    """A function of the state picks the tools before every model call: which, only a run knows."""
+    toolsets_offline: bool = False
+    """Its toolsets (e.g. MCP servers) are not connected now: `specs` holds only the plain tools."""
+
+
+class RequestedAgent(AgentSpec, Protocol):
+    """What a prompt request reads of its agent, besides what its run does."""
+
+    deps_type: Any
+    """The type of the deps every run must be given, or None."""
+    model_settings: ModelSettings
+    """The settings of every model call, which a request's own are laid over."""
+
+    @property
+    def session_store(self) -> SessionStore:
+        """The store of a request's session when the request names none."""
+
+    def tool_catalog(self) -> ToolCatalog:
+        """The tools the agent offers its model, as far as they can be told outside a run."""
