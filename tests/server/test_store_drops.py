@@ -17,6 +17,8 @@ from hookline import Agent, ToolCallPart, tool
 from hookline.errors import StoreError
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.server import create_app
+from hookline.sessions._postgres_dsn import describe, secrets
+from hookline.sessions._postgres_errors import DriverErrors
 from hookline.sessions.postgres import PostgresSessionStore
 
 from .api import new_session
@@ -78,6 +80,6 @@ async def test_a_run_whose_lock_connection_died_answers_503_with_retry_after(pg_
 
 async def test_asyncpgs_internal_client_error_is_a_store_error(postgres_url: str) -> None:
     """What asyncpg raises when a pooled connection dropped mid-statement is the store's failure, not a bug."""
-    store = PostgresSessionStore(postgres_url)
-    with pytest.raises(StoreError, match="cannot reach PostgreSQL database"), store._errors():
+    errors = DriverErrors(describe(postgres_url), secrets(postgres_url))
+    with pytest.raises(StoreError, match="cannot reach PostgreSQL database"), errors.translated():
         raise asyncpg.InternalClientError("PoolConnectionHolder.connect() called while another connection exists")

@@ -43,18 +43,16 @@ whether a run holds a session, from `pg_locks`, without taking the lock.
 
 Each event loop gets its own pool, closed when that loop ends (`asyncio.run` or the
 `run_sync` runner shutting down), so a script that never calls `aclose()` still exits at
-once and cleanly. Error messages name the database as `host:port/db`, never with its user
-or password.
+once and cleanly (`_postgres_pools.py`). Error messages name the database as `host:port/db`,
+never with its user or password (`_postgres_errors.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
-import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from datetime import datetime
 from types import MappingProxyType
@@ -63,10 +61,8 @@ from typing import Any, NamedTuple, NoReturn
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 from typing_extensions import override
 
-from hookline._redact import REDACTED, redact
 from hookline.errors import (
     ConfigError,
-    HooklineError,
     SessionBusy,
     SessionExists,
     SessionNotFound,
@@ -90,7 +86,8 @@ from hookline.sessions._codec import (
 )
 from hookline.sessions._migrations import MIGRATIONS_TABLE, POSTGRES, create_migrations_table, plan
 from hookline.sessions._postgres_dsn import describe, secrets
-from hookline.sessions._postgres_locks import RunLocks
+from hookline.sessions._postgres_errors import DriverErrors
+from hookline.sessions._postgres_pools import LoopPools, close_connection
 from hookline.sessions._search import as_matched, json_form, like_pattern, mention_at
 from hookline.sessions.base import (
     Blob,
@@ -113,7 +110,6 @@ EVENTS_CHANNEL = sql.EVENTS_CHANNEL
 
 _SETTINGS = {"timezone": "UTC", "application_name": "hookline"}
 _MIGRATION_LOCK = (0x686F6F6B, 1)  # two-int advisory key ("hook", 1): apart from run locks
-_CLOSE_TIMEOUT = 2.0
 _LOST = "this run lost its run lock (a newer run took the session); nothing was written"
 _DROPPED = (
     "the connection holding this run's lock on the session dropped, so the run no longer holds it; nothing was "
@@ -121,12 +117,6 @@ _DROPPED = (
 )
 _HELD = "a run holds it; cancel the run or wait for it to end, then delete the session"
 _ALONE_COLUMNS = ("id", "kind", "author", "role", "source", "parts", "metadata")  # `sql.APPEND_ALONE`'s arrays
-_CANNOT_STORE = "PostgreSQL cannot store this text (ids, names and authors may not hold NUL (\\x00) or lone surrogates)"
-_BAD_TEXT = (
-    asyncpg.CharacterNotInRepertoireError,
-    asyncpg.UntranslatableCharacterError,
-    UnicodeEncodeError,
-)
 
 
 class _Fence(NamedTuple):
@@ -139,18 +129,6 @@ class _Fence(NamedTuple):
 
 
 _FENCES: ContextVar[Mapping[tuple[str, str], _Fence]] = ContextVar("hookline_fences", default=MappingProxyType({}))
-
-
-class _LoopPool:
-    """One event loop's pool and run locks, and the async generator that closes them when that loop ends."""
-
-    __slots__ = ("closer", "lock", "pool", "run_locks")
-
-    def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.pool: Any = None
-        self.run_locks: RunLocks | None = None
-        self.closer: AsyncGenerator[None, None] | None = None
 
 
 class PostgresSessionStore(SessionStore):
@@ -178,10 +156,9 @@ class PostgresSessionStore(SessionStore):
             raise ConfigError(f"PostgresSessionStore needs a DSN: pass one, or set {DATABASE_URL_ENV}")
         self.where = describe(dsn)
         self._dsn = dsn
-        self._secrets = secrets(dsn)
+        self._errors = DriverErrors(self.where, secrets(dsn))
         self._sizes = (min_size, max_size)
-        self._loops: dict[asyncio.AbstractEventLoop, _LoopPool] = {}
-        self._loops_guard = threading.Lock()
+        self._pools = LoopPools(self._open_pool, self._connect)
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.where!r})"
@@ -191,78 +168,10 @@ class PostgresSessionStore(SessionStore):
         """The DSN, password included: never put it in a message."""
         return self._dsn
 
-    # -- errors --------------------------------------------------------------------------
-
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except _BAD_TEXT as exc:
-            raise self._failure(ConfigError, _CANNOT_STORE, exc)  # noqa: B904
-        except asyncpg.DataError as exc:  # a parameter asyncpg could not encode
-            kind = ConfigError if isinstance(exc.__cause__ or exc.__context__, UnicodeError) else StoreError
-            raise self._failure(kind, _CANNOT_STORE if kind is ConfigError else self._failed, exc)  # noqa: B904
-        except asyncpg.ClientConfigurationError as exc:
-            raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
-        except asyncpg.PostgresError as exc:
-            raise self._failure(StoreError, self._failed, exc)  # noqa: B904
-        except (OSError, TimeoutError, asyncpg.InterfaceError, asyncpg.InternalClientError) as exc:
-            # InternalClientError: asyncpg's state after a connection dropped mid-statement
-            raise self._failure(StoreError, f"cannot reach PostgreSQL database {self.where}", exc)  # noqa: B904
-
-    @property
-    def _failed(self) -> str:
-        return f"PostgreSQL database {self.where} failed"
-
-    def _failure(self, kind: type[HooklineError], message: str, exc: BaseException) -> HooklineError:
-        """Return a `kind` error saying `message` and the driver's words, with every secret taken out.
-
-        The driver's exception stays the `__cause__` only when no exception in its chain
-        names a secret (tracebacks print the whole chain); the implicit context is hidden.
-        """
-        text = f"{message}: {self._scrub(str(exc)) or type(exc).__name__}"
-        error = StoreError(text, where=self.where) if kind is StoreError else kind(text)
-        error.__cause__ = exc if self._clean(exc) else None
-        error.__suppress_context__ = True
-        return error
-
-    def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return redact(text)
-
-    def _clean(self, exc: BaseException) -> bool:
-        seen: set[int] = set()
-        current: BaseException | None = exc
-        while current is not None and id(current) not in seen:
-            seen.add(id(current))
-            words = f"{current} {current.args!r}"
-            if any(secret in words for secret in self._secrets) or redact(words) != words:
-                return False
-            current = current.__cause__ or current.__context__
-        return True
-
-    # -- pools: one per event loop, closed when the loop ends -----------------------------
-
-    async def _ensure_pool(self) -> Any:
-        loop = asyncio.get_running_loop()
-        slot = self._loops.get(loop)
-        if slot is not None and slot.pool is not None:
-            return slot.pool
-        with self._loops_guard:
-            slot = self._loops.setdefault(loop, _LoopPool())
-        async with slot.lock:
-            if slot.pool is None:
-                with self._errors():
-                    pool = await self._open_pool()
-                closer = self._close_at_loop_end(loop, slot)
-                await anext(closer)  # started: the loop now closes it as it shuts down
-                slot.pool, slot.closer = pool, closer
-                slot.run_locks = RunLocks(self._connect, _close_connection)
-        return slot.pool
+    # -- connections: what `LoopPools` opens, one pool per event loop ----------------------
 
     async def _connect(self) -> Any:
-        with self._errors():
+        with self._errors.translated():
             return await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
 
     async def _open_pool(self) -> Any:
@@ -270,25 +179,11 @@ class PostgresSessionStore(SessionStore):
         try:
             # init: each new connection checks the schema (one query), so a database recreated
             # under a running server gets its tables again when the pool reconnects to it
-            return await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size,
-                                             server_settings=_SETTINGS, init=self._migrate, reset=_kept_as_is)
+            with self._errors.translated():
+                return await asyncpg.create_pool(self._dsn, min_size=min_size, max_size=max_size,
+                                                 server_settings=_SETTINGS, init=self._migrate, reset=_kept_as_is)
         except ValueError as exc:  # asyncpg's DSN parser
-            raise self._failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
-
-    async def _close_at_loop_end(self, loop: asyncio.AbstractEventLoop, slot: _LoopPool) -> AsyncGenerator[None, None]:
-        """Yield once, then close `slot`'s pool: at `aclose()`, or when `loop` shuts its generators down."""
-        try:
-            yield
-        finally:
-            with self._loops_guard:
-                if self._loops.get(loop) is slot:
-                    del self._loops[loop]
-            pool, slot.pool = slot.pool, None
-            run_locks, slot.run_locks = slot.run_locks, None
-            if run_locks is not None:
-                await run_locks.aclose()
-            if pool is not None:
-                await _close_pool(pool)
+            raise self._errors.failure(ConfigError, f"invalid PostgreSQL DSN for {self.where}", exc)  # noqa: B904
 
     async def _migrate(self, conn: Any) -> None:
         if not plan(await _applied(conn), where=self.where):
@@ -303,8 +198,8 @@ class PostgresSessionStore(SessionStore):
 
     @asynccontextmanager
     async def _transaction(self, *, read_only: bool = False) -> AsyncIterator[Any]:
-        pool = await self._ensure_pool()
-        with self._errors():
+        pool = await self._pools.pool()
+        with self._errors.translated():
             async with pool.acquire() as conn:
                 isolation = "repeatable_read" if read_only else "read_committed"
                 async with conn.transaction(isolation=isolation, readonly=read_only):
@@ -315,11 +210,7 @@ class PostgresSessionStore(SessionStore):
 
         Pools that other event loops opened close when those loops end.
         """
-        with self._loops_guard:
-            slot = self._loops.get(asyncio.get_running_loop())
-        if slot is not None and slot.closer is not None:
-            closer, slot.closer = slot.closer, None
-            await closer.aclose()
+        await self._pools.aclose()
 
     # -- the fence ------------------------------------------------------------------------
 
@@ -376,8 +267,8 @@ class PostgresSessionStore(SessionStore):
         self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
     ) -> tuple[Session, list[Event]]:
         """The session a run starts on and its `prompt` view: one statement (a transaction to create a missing one)."""
-        pool = await self._ensure_pool()
-        with self._errors():
+        pool = await self._pools.pool()
+        with self._errors.translated():
             rows = await pool.fetch(sql.OPEN_FOR_RUN, session_id, user)
         if rows and rows[0]["k"] == -1:
             return decode_session(*rows[0][2:]), decode_rows(r[1:] for r in rows[1:])
@@ -459,9 +350,9 @@ class PostgresSessionStore(SessionStore):
         stored = stamped(events, {}, session_id=session_id, first=0, now=now)
         rows = [encode_event(e) for e in stored]
         columns = [[getattr(r, name) for r in rows] for name in _ALONE_COLUMNS]
-        pool = await self._ensure_pool()
+        pool = await self._pools.pool()
         statement = sql.APPEND_ALONE_NOTIFY if announced else sql.APPEND_ALONE
-        with self._errors():
+        with self._errors.translated():
             try:
                 last = await pool.fetchval(statement, session_id, len(events), now, authors, fence, state, *columns)
             except asyncpg.UniqueViolationError as exc:
@@ -529,8 +420,8 @@ class PostgresSessionStore(SessionStore):
         wanted = wanted_digests(digests)
         if not wanted:
             return {}
-        pool = await self._ensure_pool()
-        with self._errors():
+        pool = await self._pools.pool()
+        with self._errors.translated():
             rows = await pool.fetch(sql.READ_BLOBS, session_id, wanted)
         return {row["digest"]: Blob(row["media_type"], row["data"]) for row in rows}
 
@@ -551,20 +442,19 @@ class PostgresSessionStore(SessionStore):
         run has taken the session over, they raise `SessionBusy` and write nothing.
         """
         key = _lock_key(session_id)
-        pool = await self._ensure_pool()  # the schema, fence included, exists
-        run_locks = self._loops[asyncio.get_running_loop()].run_locks
-        assert run_locks is not None  # set with the pool
+        pool = await self._pools.pool()  # the schema, fence included, exists
+        run_locks = await self._pools.run_locks()
         holder: Any = None
 
         async def take() -> bool:
             nonlocal holder
-            with self._errors():
+            with self._errors.translated():
                 holder = await run_locks.take(key)
             return holder is not None
 
         await poll_lock(take, session_id=session_id, timeout=timeout)
         try:
-            with self._errors():
+            with self._errors.translated():
                 epoch = int(await pool.fetchval(sql.CLAIM, session_id))
             token = _FENCES.set(MappingProxyType({**_FENCES.get(), (self._dsn, session_id): _Fence(epoch, holder)}))
             try:
@@ -581,12 +471,12 @@ class PostgresSessionStore(SessionStore):
         Every other method creates or upgrades the schema first; a reader that must not
         write to a database that is not hookline's yet (`hookline sessions list`) asks this.
         """
-        with self._errors():
+        with self._errors.translated():
             conn = await asyncpg.connect(self._dsn, server_settings=_SETTINGS)
             try:
                 return bool(await _applied(conn))
             finally:
-                await _close_connection(conn)
+                await close_connection(conn)
 
     @override
     async def run_active(self, session_id: str) -> bool:
@@ -596,8 +486,8 @@ class PostgresSessionStore(SessionStore):
         same moment busy (a probe with `pg_try_advisory_lock` would, for its instant).
         """
         key = _lock_key(session_id) & 0xFFFF_FFFF_FFFF_FFFF
-        pool = await self._ensure_pool()
-        with self._errors():
+        pool = await self._pools.pool()
+        with self._errors.translated():
             return bool(await pool.fetchval(sql.LOCK_HELD, key >> 32, key & 0xFFFF_FFFF))
 
     async def events_after(self, session_id: str, after_seq: int) -> list[Event]:
@@ -607,8 +497,8 @@ class PostgresSessionStore(SessionStore):
         five (a transaction, the session's existence, its pending parts). A missing session
         reads as no events.
         """
-        pool = await self._ensure_pool()
-        with self._errors():
+        pool = await self._pools.pool()
+        with self._errors.translated():
             rows = await pool.fetch(sql.EVENTS_AFTER, session_id, after_seq)
         return decode_rows(rows)
 
@@ -677,24 +567,6 @@ async def _read_events(conn: Any, session_id: str, view: View, after_seq: int) -
     if view != "prompt":
         rows += await conn.fetch(sql.READ_PENDING, session_id)
     return decode_rows(rows)
-
-
-async def _close_pool(pool: Any) -> None:
-    """Close `pool` gracefully, or cut its connections if that takes longer than a moment."""
-    try:
-        await asyncio.wait_for(pool.close(), _CLOSE_TIMEOUT)
-    except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-        pool.terminate()
-
-
-async def _close_connection(conn: Any) -> None:
-    """Close a run lock's connection; a connection already lost is simply dropped."""
-    if conn.is_closed():
-        return
-    try:
-        await conn.close(timeout=_CLOSE_TIMEOUT)
-    except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-        conn.terminate()
 
 
 def _lock_key(session_id: str) -> int:
