@@ -43,7 +43,7 @@ from hookline.events import Event, run_end
 from hookline.result import RunResult
 from hookline.server.auth import current_user
 from hookline.server.errors import error_body, error_response, json_response
-from hookline.server.log_window import pages_of
+from hookline.server.log_window import last_run_bounds, pages_of
 from hookline.server.media import without_stored_bytes
 from hookline.server.routes import RunBuilder, ServerContext, stream_channel
 from hookline.server.run_schemas import RunAccepted, RunInfo, RunState, WebhookOutcome
@@ -254,13 +254,12 @@ class BackgroundRuns:
 
     async def _roll_back_last_run(self, session_id: str) -> None:
         """Leave the log's last run (the one cancelled for this run) out of the prompt view."""
-        ends = [e async for page in pages_of(self.context.store, session_id, "all") for e in page
-                if run_end(e) is not None]
-        if not ends:
+        bounds = await last_run_bounds(self.context.store, session_id)
+        if bounds is None:
             return
-        after = ends[-2].seq or 0 if len(ends) > 1 else 0
-        await self.context.store.roll_back(session_id, after_seq=after, through_seq=ends[-1].seq or 0)
-        cancelled = self._records.get(str(ends[-1].metadata.get(RUN_KEY)))  # a run with an id of this process
+        after, end = bounds
+        await self.context.store.roll_back(session_id, after_seq=after, through_seq=end.seq or 0)
+        cancelled = self._records.get(str(end.metadata.get(RUN_KEY)))  # a run with an id of this process
         if cancelled is not None:
             cancelled.rolled_back = True
 

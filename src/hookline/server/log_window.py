@@ -4,7 +4,8 @@ The timeline, the traces and a model call read the latest `WINDOW` events (or th
 an event), a page at a time, and say when the log holds more before: a timeline or a trace
 then starts at the first run that begins in the window, and a model call is rebuilt from the
 messages the window holds. A case reads the log from its start, up to a limit; a walk of
-the whole log (a session's links to its children) goes a page at a time.
+the whole log (a session's links to its children) goes a page at a time; the last run's
+bounds are read back from the log's end.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from hookline.events import Event, run_end
 from hookline.sessions import SessionStore
 from hookline.types import View
 
-__all__ = ["AFTER", "WINDOW", "events_before", "events_within", "pages_of", "whole_runs"]
+__all__ = ["AFTER", "WINDOW", "events_before", "events_within", "last_run_bounds", "pages_of", "whole_runs"]
 
 WINDOW = 5_000
 """How many events the inspector reads back at most for one answer."""
@@ -84,3 +85,22 @@ async def pages_of(store: SessionStore, session_id: str, view: View) -> AsyncIte
         if len(page) < _PAGE:
             return
         after = page[-1].seq or after
+
+
+async def last_run_bounds(store: SessionStore, session_id: str) -> tuple[int, Event] | None:
+    """The log's last run: the seq after which it begins (the end of the run before it, or 0) and its end.
+
+    None when no run ended yet. Read back from the log's end a page at a time, as far as the end before it.
+    """
+    ends: list[Event] = []  # the runs' ends, newest first
+    before: int | None = None
+    while len(ends) < 2:
+        page = [e for e in await store.page(session_id, view="all", before_seq=before, limit=_PAGE, newest=True)
+                if not e.partial]
+        ends += [e for e in reversed(page) if run_end(e) is not None]
+        if len(page) < _PAGE:
+            break
+        before = page[0].seq
+    if not ends:
+        return None
+    return (ends[1].seq or 0 if len(ends) > 1 else 0), ends[0]

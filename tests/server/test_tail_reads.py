@@ -1,5 +1,5 @@
-"""The protocols read a long session's tail, not its whole log: the calls paused (AG-UI), the last prompt and the
-runs since it (AI SDK)."""
+"""The server reads a long session's tail, not its whole log: the calls paused (AG-UI), the last prompt and the runs
+since it (AI SDK), the last run (a rollback)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hookline.events import Event
+from hookline.events import Event, run_end
 from hookline.messages import Message
+from hookline.server.log_window import last_run_bounds
 from hookline.server.protocols.ag_ui import _paused_calls
 from hookline.server.protocols.ai_sdk import _last_prompt, _since_last_prompt
 from support.counting_store import CountingStore
@@ -67,3 +68,25 @@ async def test_ai_sdk_reads_the_runs_since_the_last_prompt_for_the_answers_to_it
     calls = {c.id for e in log if e.role == "assistant" for c in e.to_message().tool_calls}
     assert result.interruptions[0].call_id in calls
     assert store.read <= 1_100, "a page back to the prompt, and the run since it"
+
+
+async def test_a_rollback_finds_the_last_run_reading_back_from_the_end(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "long.db")
+    try:
+        session = await store.create(session_id="long")
+        await store.append_events(session.id, [Event.status("assistant", "agent", f"line {i}") for i in range(LONG)])
+        agent = make_agent(store)
+        await agent.prompt("hello").session(session.id)
+        await agent.prompt("add 2 and 3").session(session.id)
+        events = await store.events(session.id)
+        store.read = 0
+        bounds = await last_run_bounds(store, session.id)
+        fresh = await store.create(session_id="fresh")
+        none = await last_run_bounds(store, fresh.id)
+    finally:
+        await store.aclose()
+    ends = [e for e in events if run_end(e) is not None]
+    assert bounds is not None
+    assert (bounds[0], bounds[1].seq) == (ends[0].seq, ends[1].seq)
+    assert none is None
+    assert store.read <= 1_000, "a page back to the end of the run before, not the log from its start"
