@@ -137,11 +137,14 @@ async def test_list_sessions_newest_first_without_events(client: httpx.AsyncClie
 
 async def test_list_sessions_answers_the_newest_up_to_its_limit(client: httpx.AsyncClient) -> None:
     newest = [await new_session(client) for _ in range(SESSIONS_LISTED + 2)][::-1]
-    assert [s["id"] for s in (await client.get("/v1/sessions")).json()] == newest[:SESSIONS_LISTED]
+    default = await client.get("/v1/sessions")
+    assert [s["id"] for s in default.json()] == newest[:SESSIONS_LISTED]
+    assert default.headers["Hookline-Cut"] == str(SESSIONS_LISTED), "it says older ones were left out"
     two = await client.get("/v1/sessions", params={"limit": 2})
     assert [s["id"] for s in two.json()] == newest[:2]
     most = await client.get("/v1/sessions", params={"limit": MOST_SESSIONS_LISTED})
     assert [s["id"] for s in most.json()] == newest
+    assert "Hookline-Cut" not in most.headers
     for bad in ("0", "-1", str(MOST_SESSIONS_LISTED + 1), "many"):
         response = await client.get("/v1/sessions", params={"limit": bad})
         assert response.status_code == 422, (bad, response.text)

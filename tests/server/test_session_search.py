@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from hookline import Event, TextPart, ToolResultPart
-from hookline.server.inspect_routes import CUT_HEADER, FOUND_MOST
+from hookline.server.inspect_routes import FOUND_MOST
+from hookline.server.routes import CUT_HEADER
 
 from .test_long_sessions import CountingStore, served
 

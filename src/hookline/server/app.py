@@ -37,7 +37,7 @@ from hookline.server.compactions import compactions_api
 from hookline.server.deps import DepsFactory, checked_deps_factory
 from hookline.server.errors import install_error_handlers
 from hookline.server.hot_routes import HotRoutes
-from hookline.server.inspect_routes import CUT_HEADER, inspect_api
+from hookline.server.inspect_routes import inspect_api
 from hookline.server.limits import BodyLimitMiddleware
 from hookline.server.metrics import Metrics, metrics_api
 from hookline.server.page_files import PageFiles
@@ -45,7 +45,7 @@ from hookline.server.protocols.ag_ui import ag_ui_api
 from hookline.server.protocols.ai_sdk import ai_sdk_api
 from hookline.server.readiness import readiness
 from hookline.server.relay import Relay
-from hookline.server.routes import STATIC_DIR, ServerContext, api, public
+from hookline.server.routes import CUT_HEADER, STATIC_DIR, ServerContext, api, public
 from hookline.server.runs import RunManager
 from hookline.server.webhooks import WEBHOOK_SECRET_ENV, Webhooks
 from hookline.sessions import SessionStore

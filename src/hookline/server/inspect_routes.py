@@ -28,7 +28,7 @@ from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionState, S
 from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of, title_of
 from hookline.server.log_window import AFTER, events_before, events_within, whole_runs
 from hookline.server.recorded_state import SCAN, recorded_states
-from hookline.server.routes import Ctx, ServerContext, SessionId, User
+from hookline.server.routes import CUT_HEADER, Ctx, ServerContext, SessionId, User
 from hookline.server.schemas import MAX_SEQ, ErrorBody
 from hookline.sessions import Session, SessionMatch
 
@@ -44,8 +44,6 @@ _TITLE_EVENTS = 20
 """The first events of a session's prompt view read for its title (its first user message is among them)."""
 FOUND_MOST = 50
 """The most sessions the list answers, with a search or without: the newest (that mention it)."""
-CUT_HEADER = "Hookline-Cut"
-"""The list's header when it left older sessions out: how many it answers (`FOUND_MOST`)."""
 CASE_MOST_EVENTS = 10_000
 """The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
 _TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "

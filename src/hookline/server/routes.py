@@ -59,8 +59,8 @@ from hookline.sessions import Session, SessionStore
 from hookline.types import View
 
 __all__ = [
-    "STATIC_DIR", "RunBuilder", "ServerContext", "ServiceRuns", "answer_run_body", "api", "create_in_store", "public",
-    "stream_channel",
+    "CUT_HEADER", "STATIC_DIR", "RunBuilder", "ServerContext", "ServiceRuns", "answer_run_body", "api",
+    "create_in_store", "public", "stream_channel",
 ]
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -77,6 +77,8 @@ SESSIONS_LISTED = 100
 """The sessions `GET /v1/sessions` answers unless the request asks for another number: the newest ones."""
 MOST_SESSIONS_LISTED = 1000
 """The most sessions `GET /v1/sessions` answers."""
+CUT_HEADER = "Hookline-Cut"
+"""The header of a list of sessions that left older ones out: how many it answers."""
 _ON_LOOP = 200  # a page longer than this is encoded in a worker thread: no other request waits for it
 _RUN_GOING_ON = "a run on it is going on, in this or another server process; delete it once the run has ended"
 _NOT_RUNNING = "no run is going on in session {!r}, in this server process or any other"
@@ -165,11 +167,13 @@ async def list_sessions(
 ) -> Response:
     """The user's newest `limit` sessions (100 unless asked, 1000 at most), newest first, without their events.
 
-    Older ones are found with a higher `limit`, or by what they say through the inspector's
-    search (`GET /v1/inspect/sessions?q=`).
+    When the user has more, the header `CUT_HEADER` says how many are answered; older ones are
+    found with a higher `limit`, or by what they say through the inspector's search
+    (`GET /v1/inspect/sessions?q=`).
     """
-    sessions = await context.store.list(app=context.agent.app, user=user, limit=limit)
-    return json_response(_SESSIONS.dump_json(sessions))
+    sessions = await context.store.list(app=context.agent.app, user=user, limit=limit + 1)  # one more: any left out?
+    cut = {CUT_HEADER: str(limit)} if len(sessions) > limit else None
+    return json_response(_SESSIONS.dump_json(sessions[:limit]), headers=cut)
 
 
 @api.get("/sessions/{session_id}", response_model=Session, responses=_errors(401, 404))
