@@ -1,5 +1,5 @@
-"""The server reads a long session's tail, not its whole log: the calls paused (AG-UI), the last prompt and the runs
-since it (AI SDK), the last run (a rollback)."""
+"""A long session's tail is read, not its whole log: for the calls paused (AG-UI, `hookline chat`), the last prompt
+and the runs since it (AI SDK), the last run (a rollback)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hookline._cli.chat import _Chat, _pending_interruptions
 from hookline.events import Event, run_end
 from hookline.messages import Message
 from hookline.server.log_window import last_run_bounds
@@ -90,3 +91,18 @@ async def test_a_rollback_finds_the_last_run_reading_back_from_the_end(tmp_path:
     assert (bounds[0], bounds[1].seq) == (ends[0].seq, ends[1].seq)
     assert none is None
     assert store.read <= 1_000, "a page back to the end of the run before, not the log from its start"
+
+
+async def test_chat_reads_a_page_back_for_the_calls_still_paused(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "long.db")
+    try:
+        session = await store.create(session_id="long")
+        await store.append_events(session.id, [Event.status("assistant", "agent", f"line {i}") for i in range(LONG)])
+        agent = make_agent(store)
+        result = await agent.prompt("danger zone").session(session.id)
+        store.read = 0
+        pending = await _pending_interruptions(_Chat(agent, store, session.id, None))
+    finally:
+        await store.aclose()
+    assert [p.call_id for p in pending] == [result.interruptions[0].call_id]
+    assert store.read <= 1_000, "a page back to the model's last message, not the 3,000 lines before it"

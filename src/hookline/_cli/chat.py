@@ -21,6 +21,7 @@ from hookline._cli.render import status_line
 from hookline._cli.run import chat_line, describe_interruption, note_local_model
 from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
 from hookline._ids import check_session_id
+from hookline._run.paused_turn import log_since_last_answer
 from hookline._run.resume import paused_calls
 from hookline.agent import Agent, PromptRequest
 from hookline.errors import ConfigError, HooklineError, SessionNotFound
@@ -166,7 +167,7 @@ def parse_approval(answer: str) -> bool | str:
 async def _pending_interruptions(chat: _Chat) -> list[Interruption]:
     """Find the calls of an existing session still paused for approval (none for a new one)."""
     try:
-        log = await chat.store.events(chat.session_id)
+        log = await log_since_last_answer(chat.store, chat.session_id)
     except SessionNotFound:
         return []
     return paused_calls(log)

@@ -4,7 +4,9 @@ A turn stays open in the log when its run paused for approval or its process die
 calls ran. A new prompt closes it: each call is answered as not run (or as maybe run, if its
 start is on record). A resume takes it up: the approvals are checked against it before
 anything is recorded (`check`), then turned into what the run records and decides before
-the calls run again (`take_up`). The rules are `resume`'s.
+the calls run again (`take_up`). The rules are `resume`'s. Who needs those calls before a
+run starts (a server checking a resume, a front end listing what waits) reads only the log's
+tail, backward a page at a time: from the model's last message on (`log_since_last_answer`).
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ from hookline.decision import Decision
 from hookline.events import Event
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.result import Reply
+from hookline.sessions import SessionStore
 from hookline.tools import Tool, error_result
 
-__all__ = ["PausedTurn", "TakenUp"]
+__all__ = ["PausedTurn", "log_since_last_answer", "TakenUp"]
+
+_PAGE = 1_000
+"""Events read at a time: each page is decoded on the event loop, so none is long."""
 
 _NEVER_RUN = "never run: the run was interrupted before this call"
 _UNANSWERED = "not answered: this call asked a question, and a new prompt came instead"
@@ -86,3 +92,17 @@ class PausedTurn:
             unanswered[call_id] = edited
         return TakenUp(plan_resume(pending, approvals, self.log), replies(pending, approvals, self.log),
                        nested_answers(pending, approvals), held_messages(self.log), events)
+
+
+async def log_since_last_answer(store: SessionStore, session_id: str) -> list[Event]:
+    """The session's log (`all` view) from the model's last message on; all of it when there is none."""
+    pages: list[list[Event]] = []
+    before: int | None = None
+    while True:
+        page = await store.page(session_id, view="all", before_seq=before, limit=_PAGE, newest=True)
+        answers = [i for i, e in enumerate(page) if e.kind == "message" and e.role == "assistant" and not e.partial]
+        stored = [e for e in page if not e.partial]
+        pages.append(page[answers[-1]:] if answers else page)
+        if answers or len(stored) < _PAGE or stored[0].seq == 1:
+            return [e for p in reversed(pages) for e in p]
+        before = stored[0].seq

@@ -22,33 +22,14 @@ from hookline._run.resume import paused_calls
 from hookline.conversation import open_calls
 from hookline.events import Event
 from hookline.server.errors import ProtocolError
-from hookline.sessions import SessionStore
 
-__all__ = ["check_resumable", "log_since_last_answer"]
-
-_PAGE = 1_000
-"""Events read at a time: each page is decoded on the event loop, so none is long."""
-
-
-async def log_since_last_answer(store: SessionStore, session_id: str) -> list[Event]:
-    """The session's log (`all` view) from the model's last message on; all of it when there is none."""
-    pages: list[list[Event]] = []
-    before: int | None = None
-    while True:
-        page = await store.page(session_id, view="all", before_seq=before, limit=_PAGE, newest=True)
-        answers = [i for i, e in enumerate(page) if e.kind == "message" and e.role == "assistant" and not e.partial]
-        stored = [e for e in page if not e.partial]
-        pages.append(page[answers[-1]:] if answers else page)
-        if answers or len(stored) < _PAGE or stored[0].seq == 1:
-            return [e for p in reversed(pages) for e in p]
-        before = stored[0].seq
-
+__all__ = ["check_resumable"]
 
 def check_resumable(session_id: str, log: list[Event], approvals: Collection[str]) -> None:
     """Check that a session can be resumed with answers to `approvals` (call ids).
 
     `log` is the session's log (`all` view) from the model's last message on
-    (`log_since_last_answer`), or the whole of it.
+    (`hookline._run.paused_turn.log_since_last_answer`), or the whole of it.
 
     Raises:
         ProtocolError: 409 `nothing_paused`: no call is paused and the model has answered

@@ -40,6 +40,7 @@ from pydantic import TypeAdapter
 
 from hookline import __version__
 from hookline._redact import redact
+from hookline._run.paused_turn import log_since_last_answer
 from hookline._run.resume import parse_approvals
 from hookline.agent import Agent, PromptRequest, RunResult
 from hookline.errors import ConfigError, InvalidEvent, SessionBusy
@@ -49,7 +50,7 @@ from hookline.server.deps import DepsContext, DepsFactory, apply_deps
 from hookline.server.errors import error_response, json_response
 from hookline.server.media import check_held, event_without_stored_bytes, without_stored_bytes
 from hookline.server.relay import Relay
-from hookline.server.resumes import check_resumable, log_since_last_answer
+from hookline.server.resumes import check_resumable
 from hookline.server.run_schemas import RunAccepted
 from hookline.server.runs import RunChannel, RunManager, prompt_request, resume_request
 from hookline.server.schemas import MAX_SEQ, CancelAccepted, CreateSession, ErrorBody, Health, ResumeBody, RunBody

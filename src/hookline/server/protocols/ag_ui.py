@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from hookline import __version__
+from hookline._run.paused_turn import log_since_last_answer
 from hookline._run.resume import Approval, paused_calls
 from hookline.agent import RunResult
 from hookline.events import Event
@@ -37,7 +38,6 @@ from hookline.messages import DocumentPart, Message, TextPart
 from hookline.result import Interruption
 from hookline.server.errors import ProtocolError, error_body
 from hookline.server.protocols.base import FrontendTool, Translator, Turn, frames, open_session, paused_call, start
-from hookline.server.resumes import log_since_last_answer
 from hookline.server.routes import Ctx, User
 from hookline.sessions import SessionStore
 
