@@ -32,13 +32,10 @@ from hookline.decision import Decision
 from hookline.events import Event
 from hookline.messages import Message, ToolCallPart, ToolResultPart
 from hookline.result import Reply
-from hookline.sessions import SessionStore
+from hookline.sessions import SessionStore, pages_back
 from hookline.tools import Tool, error_result
 
 __all__ = ["PausedTurn", "log_since_last_answer", "TakenUp"]
-
-_PAGE = 1_000
-"""Events read at a time: each page is decoded on the event loop, so none is long."""
 
 _NEVER_RUN = "never run: the run was interrupted before this call"
 _UNANSWERED = "not answered: this call asked a question, and a new prompt came instead"
@@ -97,12 +94,9 @@ class PausedTurn:
 async def log_since_last_answer(store: SessionStore, session_id: str) -> list[Event]:
     """The session's log (`all` view) from the model's last message on; all of it when there is none."""
     pages: list[list[Event]] = []
-    before: int | None = None
-    while True:
-        page = await store.page(session_id, view="all", before_seq=before, limit=_PAGE, newest=True)
-        answers = [i for i, e in enumerate(page) if e.kind == "message" and e.role == "assistant" and not e.partial]
-        stored = [e for e in page if not e.partial]
+    async for page in pages_back(store, session_id):
+        answers = [i for i, e in enumerate(page) if e.kind == "message" and e.role == "assistant"]
         pages.append(page[answers[-1]:] if answers else page)
-        if answers or len(stored) < _PAGE or stored[0].seq == 1:
-            return [e for p in reversed(pages) for e in p]
-        before = stored[0].seq
+        if answers:
+            break
+    return [e for p in reversed(pages) for e in p]

@@ -43,14 +43,14 @@ from hookline.events import Event, run_end
 from hookline.result import RunResult
 from hookline.server.auth import current_user
 from hookline.server.errors import error_body, error_response, json_response
-from hookline.server.log_window import last_run_bounds, pages_of
+from hookline.server.log_window import last_run_bounds
 from hookline.server.media import without_stored_bytes
 from hookline.server.routes import RunBuilder, ServerContext, stream_channel
 from hookline.server.run_schemas import RunAccepted, RunInfo, RunState, WebhookOutcome
 from hookline.server.runs import RunChannel
 from hookline.server.schemas import ErrorBody, IfBusy, RunBody
 from hookline.server.webhooks import Webhooks, WebhookSender, check_webhook_url
-from hookline.sessions import SessionStore
+from hookline.sessions import SessionStore, pages_back
 from hookline.sessions._tagged import TaggedStore
 
 __all__ = ["RUN_KEY", "BackgroundRuns", "RunRecord", "new_run_id", "run_store", "runs_api"]
@@ -345,10 +345,27 @@ async def get_run(request: Request, user: User, run_id: RunId) -> Response:
     record = background.record(run_id)
     if record is not None:
         return json_response(record.info())
-    mine = [e async for page in pages_of(context.store, session_id, "all") for e in page
-            if e.metadata.get(RUN_KEY) == run_id]
+    mine = await _events_of_run(context.store, session_id, run_id)
     info = log_info(run_id, session_id, mine, await context.relay.run_active(session_id))
     return json_response(info) if info is not None else _no_run(run_id)
+
+
+async def _events_of_run(store: SessionStore, session_id: str, run_id: str) -> list[Event]:
+    """The events of the log that name run `run_id`, in log order, read back from the log's end a page at a time.
+
+    Runs of a session follow one another, so the reading stops at the end of the run before it
+    once it has seen the run begin, or at its `run_queued` marker (its first event, if any).
+    """
+    mine: list[Event] = []  # newest first
+    async for page in pages_back(store, session_id):
+        for event in reversed(page):
+            if event.metadata.get(RUN_KEY) == run_id:
+                mine.append(event)
+                if event.metadata.get("run_queued"):
+                    return mine[::-1]
+            elif mine and run_end(event) is not None:
+                return mine[::-1]
+    return mine[::-1]
 
 
 def _no_run(run_id: str) -> Response:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from hookline.events import Event, run_end
-from hookline.sessions import SessionStore
+from hookline.sessions import SessionStore, pages_back
 from hookline.types import View
 
 __all__ = ["AFTER", "WINDOW", "events_before", "events_within", "last_run_bounds", "pages_of", "whole_runs"]
@@ -93,14 +93,10 @@ async def last_run_bounds(store: SessionStore, session_id: str) -> tuple[int, Ev
     None when no run ended yet. Read back from the log's end a page at a time, as far as the end before it.
     """
     ends: list[Event] = []  # the runs' ends, newest first
-    before: int | None = None
-    while len(ends) < 2:
-        page = [e for e in await store.page(session_id, view="all", before_seq=before, limit=_PAGE, newest=True)
-                if not e.partial]
+    async for page in pages_back(store, session_id, size=_PAGE):
         ends += [e for e in reversed(page) if run_end(e) is not None]
-        if len(page) < _PAGE:
+        if len(ends) > 1:
             break
-        before = page[0].seq
     if not ends:
         return None
     return (ends[1].seq or 0 if len(ends) > 1 else 0), ends[0]

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hookline.errors import InvalidEvent, SessionExists, StoreError
-from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionMatch, SessionStore
+from hookline.sessions.base import Blob, LastWrite, RunHold, Session, SessionMatch, SessionStore, pages_back
 
 if TYPE_CHECKING:
     from hookline.sessions.memory import InMemorySessionStore
@@ -32,6 +32,7 @@ __all__ = [
     "SessionMatch",
     "SessionStore",
     "StoreError",
+    "pages_back",
 ]
 
 _BACKENDS = {

@@ -25,7 +25,7 @@ from hookline.events import Event
 from hookline.messages import ToolResultPart
 from hookline.types import View
 
-__all__ = ["Blob", "LastWrite", "RunHold", "Session", "SessionMatch", "SessionStore"]
+__all__ = ["Blob", "LastWrite", "RunHold", "Session", "SessionMatch", "SessionStore", "pages_back"]
 
 
 class Session(BaseModel):
@@ -346,6 +346,28 @@ class SessionStore(ABC):
         traceback: TracebackType | None = None,
     ) -> None:
         await self.aclose()
+
+
+async def pages_back(
+    store: SessionStore, session_id: str, view: View = "all", size: int = 1000
+) -> AsyncIterator[builtins.list[Event]]:
+    """The stored events of a session's `view`, a page of `size` at a time, from the log's end back to its start.
+
+    Each page is in log order. For readers of a long log's tail (the last run, the calls paused
+    in it, the last prompt): they stop where they have found what they look for.
+
+    Raises:
+        SessionNotFound: No such session.
+    """
+    before: int | None = None
+    while True:
+        page = [e for e in await store.page(session_id, view=view, before_seq=before, limit=size, newest=True)
+                if not e.partial]
+        if page:
+            yield page
+        if len(page) < size or page[0].seq == 1:
+            return
+        before = page[0].seq
 
 
 PAGE = 500

@@ -48,11 +48,9 @@ from hookline.server.protocols.base import (
     start,
 )
 from hookline.server.routes import Ctx, User
-from hookline.sessions import SessionStore
+from hookline.sessions import SessionStore, pages_back
 
 __all__ = ["AISDKTranslator", "ai_sdk_api", "reply_id"]
-
-_PAGE = 1_000  # events read at a time, looking back for the last prompt
 
 ai_sdk_api = APIRouter(prefix="/v1/ai-sdk", tags=["protocols"])
 
@@ -158,14 +156,11 @@ async def _since_last_prompt(store: SessionStore, session_id: str) -> list[Event
 
 async def _last_prompt(store: SessionStore, session_id: str) -> Event | None:
     """The last user message of the session's log: where the answer going on began (read backward a page at a time)."""
-    before: int | None = None
-    while True:
-        stored = [e for e in await store.page(session_id, view="prompt", before_seq=before, limit=_PAGE, newest=True)
-                  if not e.partial]
-        prompt = next((e for e in reversed(stored) if e.role == "user"), None)
-        if prompt is not None or len(stored) < _PAGE:
+    async for page in pages_back(store, session_id, "prompt"):
+        prompt = next((e for e in reversed(page) if e.role == "user"), None)
+        if prompt is not None:
             return prompt
-        before = stored[0].seq
+    return None
 
 
 class AISDKTranslator(Translator):
