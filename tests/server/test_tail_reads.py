@@ -1,5 +1,6 @@
-"""A long session's tail is read, not its whole log: for the calls paused (AG-UI, `hookline chat`), the last prompt
-and the runs since it (AI SDK), the last run (a rollback), a run of another process (`GET /v1/runs/{id}`).
+"""A long session's tail is read, not its whole log: for the calls paused (AG-UI, `hookline chat`), the messages a
+client sends again (AG-UI), the last prompt and the runs since it (AI SDK), the last run (a rollback), a run of another
+process (`GET /v1/runs/{id}`).
 
 Each test writes 3,000 status lines into session "long" first, then what it reads the tail of,
 and counts the events the store's reads answered (a page is 1,000)."""
@@ -17,7 +18,7 @@ from hookline.messages import Message
 from hookline.result import RunResult
 from hookline.server.background import RUN_KEY, _events_of_run
 from hookline.server.log_window import last_run_bounds
-from hookline.server.protocols.ag_ui import _paused_calls
+from hookline.server.protocols.ag_ui import _known, _paused_calls
 from hookline.server.protocols.ai_sdk import _last_prompt, _since_last_prompt
 from support.counting_store import CountingStore
 
@@ -112,3 +113,17 @@ async def test_a_run_of_another_process_is_read_back_from_the_end_to_the_run_bef
     assert store.read <= PAGE, "a page back to the run before it, not the log from its start"
     assert [e.text for e in await _events_of_run(store, SESSION, "long~a")] == ["first", "ok", "run completed"]
     assert await _events_of_run(store, SESSION, "long~c") == []
+
+
+async def test_agui_reads_back_to_the_newest_message_a_client_sends_again(store: CountingStore) -> None:
+    said = [Event.from_message(Message.user(f"q{i}") if i % 2 == 0 else Message.assistant(f"a{i}"), "someone")
+            for i in range(3 * PAGE)]
+    stored = await store.append_events(SESSION, said)
+    store.read = 0
+    sent = {e.id for e in stored if e.id is not None} | {"new-message"}
+    known = await _known(store, SESSION, sent)
+    assert known
+    assert known <= sent - {"new-message"}
+    assert stored[-1].id in known, "the newest message the thread holds is known"
+    assert store.read <= PAGE, "the newest page, not the 3,000 messages"
+    assert await _known(store, SESSION, {"never-sent"}) == set()

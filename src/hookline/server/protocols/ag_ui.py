@@ -39,7 +39,7 @@ from hookline.result import Interruption
 from hookline.server.errors import ProtocolError, error_body
 from hookline.server.protocols.base import FrontendTool, Translator, Turn, frames, open_session, paused_call, start
 from hookline.server.routes import Ctx, User
-from hookline.sessions import SessionStore
+from hookline.sessions import SessionStore, pages_back
 
 __all__ = ["AGUITranslator", "ag_ui_api", "approvals_of", "state_patch", "to_ag_ui_messages"]
 
@@ -129,9 +129,8 @@ async def _turn(
     store: SessionStore, given: Any, frontend: tuple[FrontendTool, ...]
 ) -> tuple[Turn, list[dict[str, Any]] | None]:
     """The turn a `RunAgentInput` asks for, and the messages snapshot a resumed stream starts with."""
-    held = await store.events(given.thread_id, view="prompt")
     documents = tuple(DocumentPart(title=c.description, text=c.value) for c in given.context or ())
-    new = _new_messages(given.messages, {e.id for e in held})
+    new = _new_messages(given.messages, await _known(store, given.thread_id, {m.id for m in given.messages}))
     users = [m for m in new if m.role == "user"]
     results = [m for m in new if m.role == "tool"]
     if given.resume or results:
@@ -140,6 +139,7 @@ async def _turn(
                                 "and adds a user message: send the answers alone, then the new message")
         paused = await _paused_calls(store, given.thread_id)
         approvals = {**approvals_of(given.resume or [], paused), **_client_results(results, paused, frontend)}
+        held = await store.events(given.thread_id, view="prompt")  # a resumed stream's snapshot holds them all
         return Turn(approvals=approvals, tools=frontend), to_ag_ui_messages(held)
     if not users:
         raise ProtocolError("no new user message to run: the thread holds every message sent (send a new user "
@@ -148,7 +148,20 @@ async def _turn(
     return Turn(prompt=Message.user(text), prompt_id=users[-1].id, documents=documents, tools=frontend), None
 
 
-def _new_messages(messages: list[Any], held: set[str | None]) -> list[Any]:
+async def _known(store: SessionStore, thread_id: str, ids: set[str]) -> set[str]:
+    """Those of `ids` the thread holds: read back from its end to the newest message that has one of them.
+
+    A client sends the conversation in the order the thread holds it, so the messages before
+    that one are known too; a page or two is read, not the whole thread.
+    """
+    async for page in pages_back(store, thread_id, "prompt"):
+        known = {e.id for e in page if e.id in ids}
+        if known:
+            return known
+    return set()
+
+
+def _new_messages(messages: list[Any], held: set[str]) -> list[Any]:
     """The messages after the last one the session holds (those before it are known)."""
     last_known = max((i for i, m in enumerate(messages) if m.id in held), default=-1)
     return messages[last_known + 1:]
