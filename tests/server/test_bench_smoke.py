@@ -1,4 +1,4 @@
-"""The server benchmark runs end to end (`--small`), and its checks pass."""
+"""The server benchmarks run end to end (`--small`), and their checks pass."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from .live import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_SERVER = ROOT / "bench" / "bench_server.py"
+BENCH_SESSION_LIST = ROOT / "bench" / "bench_session_list.py"
 
 RUN_START_DELAY = 0.3
 """Seconds the server takes to start a run in the slow-start test: far more than readers take to connect."""
@@ -41,6 +42,13 @@ def test_bench_server_small(tmp_path: Path) -> None:
     assert figures["fan_in"]["events"] == 150
     assert figures["fan_out"]["readers"] == 10
     assert figures["fan_in"]["rss_mib"] > 0
+
+
+def test_bench_session_list_small() -> None:
+    done = subprocess.run([sys.executable, str(BENCH_SESSION_LIST), "--small"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT / "bench")
+    assert done.returncode == 0, done.stderr
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == ["sqlite", "postgres"]
 
 
 def bench_server() -> ModuleType:

@@ -44,6 +44,8 @@ _TITLE_EVENTS = 20
 """The first events of a session's prompt view read for its title (its first user message is among them)."""
 FOUND_MOST = 50
 """The most sessions the list answers, with a search or without: the newest (that mention it)."""
+_LINES_AT_ONCE = 4
+"""Sessions of the list read at once: with PostgreSQL each takes a pooled connection, and runs need the others."""
 CASE_MOST_EVENTS = 10_000
 """The most events of a log read for its case (about 0.2 s of work); a longer one answers 422 `too_long`."""
 _TOO_LONG = ("session {id!r} holds more than {most} events, more than this server reads for a case; make its case "
@@ -74,7 +76,7 @@ async def session_summaries(
     """
     needle = q.strip()
     found = await _newest(context, user, needle, FOUND_MOST + 1)  # one more: whether any is left out
-    lines = [await _line(context, match, needle) for match in found[:FOUND_MOST]]
+    lines = await _lines(context, found[:FOUND_MOST], needle)
     cut = {CUT_HEADER: str(FOUND_MOST)} if len(found) > FOUND_MOST else None
     return json_response(_SUMMARIES.dump_json(lines), headers=cut)
 
@@ -85,6 +87,17 @@ async def _newest(context: ServerContext, user: str, needle: str, most: int) -> 
     if needle:
         return await context.store.search(needle, app=app, user=user, limit=most)
     return [SessionMatch(s, None) for s in await context.store.list(app=app, user=user, limit=most)]
+
+
+async def _lines(context: ServerContext, found: list[SessionMatch], needle: str) -> list[SessionSummary]:
+    """The lines of `found`, in order, `_LINES_AT_ONCE` read at a time (each holds a connection while it reads)."""
+    gate = asyncio.Semaphore(_LINES_AT_ONCE)
+
+    async def line(match: SessionMatch) -> SessionSummary:
+        async with gate:
+            return await _line(context, match, needle)
+
+    return await asyncio.gather(*(line(match) for match in found))
 
 
 async def _line(context: ServerContext, match: SessionMatch, needle: str) -> SessionSummary:
