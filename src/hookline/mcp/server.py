@@ -9,6 +9,11 @@ the agent does. With a `session_id`, the run continues that session of the agent
 Over HTTP with bearer tokens (`HOOKLINE_TOKENS`), the sessions belong to the user of the
 token that comes with the call: another user's session is not found.
 
+The caller's sessions are also read-only resources (`hookline://sessions/{id}`, JSON of a
+page of the log; see `hookline.mcp._sessions`): the newest 100 listed, each read a page of
+its newest events at a time. Over stdio, and over HTTP without tokens, the caller is user
+`"default"`.
+
 ```
 hookline mcp myapp.agents:agent                        # stdio, for Claude Desktop, IDEs, ...
 hookline mcp myapp.agents:agent --http --port 8000      # streamable HTTP on 127.0.0.1:8000/mcp
@@ -34,8 +39,8 @@ from mcp.shared.exceptions import MCPError
 
 from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest
-from hookline.errors import HooklineError
-from hookline.mcp import serving
+from hookline.errors import ConfigError, HooklineError
+from hookline.mcp import _sessions, serving
 from hookline.result import RunResult
 from hookline.sessions import SessionStore
 from hookline.tools import to_content
@@ -65,13 +70,20 @@ def _input_schema() -> dict[str, Any]:
 
 
 def build_server(agent: Agent, *, store: SessionStore | None = None, description: str | None = None) -> Server[Any]:
-    """An MCP server (the SDK's low-level `Server`) whose one tool runs `agent`.
+    """An MCP server (the SDK's low-level `Server`) whose one tool runs `agent`, its sessions resources.
 
     Args:
         agent: The agent to serve.
-        store: Where sessions named by `session_id` live (default: the agent's store).
+        store: Where sessions named by `session_id` live, listed and read as resources
+            (default: the agent's store).
         description: The tool's description (default: a generic one naming the agent).
+
+    Raises:
+        ConfigError: `agent` is not an `Agent`, `store` not a `SessionStore`, or `description`
+            not a string.
     """
+    _check(agent, store, description)
+    sessions = store if store is not None else agent.session_store
     name = tool_name(agent)
     tool = types.Tool(
         name=name,
@@ -95,7 +107,27 @@ def build_server(agent: Agent, *, store: SessionStore | None = None, description
 
         return await run_as_tool(request, report)
 
-    return Server(agent.name, version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return await _sessions.list_sessions(sessions, app=agent.app, user=serving.request_user(ctx))
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return _sessions.templates()
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        return await _sessions.read_session(sessions, params.uri, user=serving.request_user(ctx))
+
+    return Server(agent.name, version=_version(), on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                  on_read_resource=read_resource)
+
+
+def _check(agent: Any, store: Any, description: Any) -> None:
+    if not isinstance(agent, Agent):
+        raise ConfigError(f"build_server() serves an Agent, not {type(agent).__name__}: pass hookline.Agent(...)")
+    if store is not None and not isinstance(store, SessionStore):
+        raise ConfigError(f"store must be a SessionStore (or None: the agent's own), not {type(store).__name__}")
+    if description is not None and not isinstance(description, str):
+        raise ConfigError(f"description must be a string (or None: a generic one), not {type(description).__name__}")
 
 
 def _request(agent: Agent, arguments: dict[str, Any], store: SessionStore | None, user: str) -> PromptRequest | str:
