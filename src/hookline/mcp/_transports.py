@@ -26,13 +26,16 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp.client._transport import TransportStreams
+from mcp.client.auth import OAuthFlowError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from hookline._redact import redact
 from hookline.errors import HooklineError
+from hookline.mcp.oauth import NotAuthorized, OAuth
 
 __all__ = ["UNSENT", "HttpTarget", "MCPConnectionError", "MCPRequestError", "Settings", "StdioTarget", "Target",
            "reason", "watched"]
@@ -120,6 +123,7 @@ class HttpTarget(Target):
 
     url: str
     headers: dict[str, str] = field(default_factory=dict)
+    auth: OAuth | None = None
 
     @property
     def label(self) -> str:
@@ -132,7 +136,7 @@ class HttpTarget(Target):
 
     def transport(self, settings: Settings) -> AbstractAsyncContextManager[TransportStreams]:
         """A streamable HTTP transport whose failed connects become `hookline/unsent` errors."""
-        return _http_transport(self.url, self.headers)
+        return _http_transport(self.url, self.headers, self.auth)
 
 
 _SECRET_FLAG = re.compile(r"(?i)^-{1,2}[\w-]*(token|key|secret|password|passwd|auth|credential)[\w-]*$")
@@ -153,12 +157,56 @@ def _masked(args: tuple[str, ...]) -> list[str]:
 
 
 @asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+async def _http_transport(url: str, headers: dict[str, str], auth: OAuth | None) -> AsyncIterator[TransportStreams]:
     # No read timeout: a call's own timeout bounds it, and a subscription may stay quiet for long.
     timeout = httpx2.Timeout(30.0, read=None)
-    client = httpx2.AsyncClient(headers=headers, timeout=timeout, transport=_Contained())
+    client = _Client(headers=headers, timeout=timeout, transport=_Contained(),
+                     auth=auth.provider(url) if auth is not None else None)
     async with client, streamable_http_client(url, http_client=client) as streams:
         yield streams
+
+
+class _Client(httpx2.AsyncClient):
+    """Answers a POST the server still refuses after authorization (or the OAuth flow failed on) with an error.
+
+    The refusal, or the flow's failure, becomes a JSON-RPC error for that request alone,
+    marked `hookline/unsent`: it was not run, and the SDK would otherwise end the whole
+    transport on the flow's exception. A 401 (or a 403 with `WWW-Authenticate`) is handled
+    here rather than in `_Contained` so that the OAuth flow, which runs between the two,
+    sees it first.
+    """
+
+    @property
+    def oauth(self) -> bool:
+        """Whether an OAuth flow runs on this client's requests."""
+        return self.auth is not None
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        try:
+            response = await super().send(request, **kwargs)
+        except (OAuthFlowError, NotAuthorized, ValidationError, httpx2.TransportError) as exc:
+            # A transport error here is one of the flow's own requests (discovery): the MCP
+            # endpoint's are answered by `_Contained`.
+            if request.method != "POST":
+                raise
+            return _error_response(request, _authorization_failed(exc), unsent=True)
+        if request.method == "POST" and _wants_authorization(response):
+            await response.aclose()
+            return _error_response(request, _authorization_wanted(response, oauth=self.oauth), unsent=True)
+        return response
+
+
+def _authorization_failed(error: Exception) -> str:
+    if isinstance(error, NotAuthorized):
+        return f"{error}; the server needs an authorized user (NotAuthorized)"
+    what = type(error).__name__
+    if isinstance(error, ValidationError):
+        said = "the authorization server's metadata is malformed"
+    elif isinstance(error, httpx2.TransportError):
+        said = f"an OAuth discovery request failed: {error or what}"
+    else:
+        said = str(error)
+    return f"OAuth authorization failed ({what}): {redact(said[:300])}"
 
 
 class _Contained(httpx2.AsyncBaseTransport):
@@ -170,8 +218,7 @@ class _Contained(httpx2.AsyncBaseTransport):
     failed later with a plain "connection lost" error (it may have run). A 404 for a
     request that carries a session id is the spec's "this session is gone" (the server
     restarted), and a 400 the TypeScript SDK's: the request was not run, so it is marked
-    `hookline/unsent` too. So is a 401 (or a 403 with `WWW-Authenticate`), which becomes
-    an error naming the status and what the server asks for.
+    `hookline/unsent` too (as is a 401, by `_Client`, once the OAuth flow has seen it).
     """
 
     def __init__(self) -> None:
@@ -179,7 +226,7 @@ class _Contained(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
-            response = await self._inner.handle_async_request(request)
+            response = await self._send(request)
         except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
             if request.method != "POST":
                 raise
@@ -194,10 +241,21 @@ class _Contained(httpx2.AsyncBaseTransport):
             said = await _said(response)
             return _error_response(request, f"the server no longer knows this session (HTTP {response.status_code}"
                                    f"{': ' + said if said else ''})", unsent=True)
-        if request.method == "POST" and _wants_authorization(response):
-            await response.aclose()
-            return _error_response(request, _authorization_wanted(response), unsent=True)
         return response
+
+    async def _send(self, request: httpx2.Request) -> httpx2.Response:
+        """Send `request`; a GET whose kept-alive connection the server had closed is sent once more.
+
+        A server may close a kept-alive connection right after an error answer (the
+        conformance kit's did after a 401), and the next request on it, an OAuth discovery
+        GET, then fails to read; a GET is safe to send again.
+        """
+        try:
+            return await self._inner.handle_async_request(request)
+        except (httpx2.ReadError, httpx2.RemoteProtocolError):
+            if request.method != "GET":
+                raise
+            return await self._inner.handle_async_request(request)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -208,14 +266,17 @@ def _wants_authorization(response: httpx2.Response) -> bool:
     return response.status_code == 401 or (response.status_code == 403 and "www-authenticate" in response.headers)
 
 
-def _authorization_wanted(response: httpx2.Response) -> str:
+def _authorization_wanted(response: httpx2.Response, *, oauth: bool) -> str:
     status = response.status_code
     what = "wants authorization" if status == 401 else "refuses these credentials"
     scheme, _, parameters = response.headers.get("www-authenticate", "").partition(" ")
     # "Bearer;": a challenge is no credential, and "Bearer <word>" would read as one to `redact`
     asked = f" (WWW-Authenticate: {scheme}; {parameters[:300]})" if scheme else ""
-    return (f"the server answered HTTP {status} {response.reason_phrase}: it {what}{asked}; give the credentials it "
-            "asks for, e.g. MCPToolset.http(url, headers={'Authorization': 'Bearer ...'})")
+    told = f"the server answered HTTP {status} {response.reason_phrase}: it {what}{asked}"
+    if oauth:
+        return f"{told}, after OAuth authorization; check the scopes asked for (OAuth(scope=...)) and the user's rights"
+    return (f"{told}; give the credentials it asks for, e.g. MCPToolset.http(url, auth=OAuth(...)) or "
+            "MCPToolset.http(url, headers={'Authorization': 'Bearer ...'})")
 
 
 async def _said(response: httpx2.Response) -> str:

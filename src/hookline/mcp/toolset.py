@@ -71,6 +71,7 @@ from hookline.mcp.catalog import (
     prompt_of,
     resource_of,
 )
+from hookline.mcp.oauth import OAuth
 from hookline.messages import FilePart, ImagePart, Message, ToolCallPart, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.tools import Tool
@@ -155,17 +156,23 @@ class MCPToolset(Toolset):
         return cls(target, **options)
 
     @classmethod
-    def http(cls, url: str, headers: Mapping[str, str] | None = None, **options: Any) -> MCPToolset:
+    def http(cls, url: str, headers: Mapping[str, str] | None = None, *, auth: OAuth | None = None,
+             **options: Any) -> MCPToolset:
         """A server spoken to over streamable HTTP.
 
         Args:
             url: The server's MCP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
             headers: Sent with every request (e.g. `Authorization`); never shown in messages.
+            auth: `OAuth(...)`: get a token from the server's authorization server when it
+                asks for one (see `hookline.mcp.oauth`). The user is sent to the authorization
+                page during `connect()`: allow for it with `connect_timeout`.
             **options: `prefix`, `timeout`, `connect_timeout`, `log_level` (see the class).
         """
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ConfigError(f"url must be an http:// or https:// URL, not {url!r}")
-        return cls(HttpTarget(url, dict(headers or {})), **options)
+        if auth is not None and not isinstance(auth, OAuth):
+            raise ConfigError(f"auth must be hookline.mcp.OAuth(...), not {type(auth).__name__}")
+        return cls(HttpTarget(url, dict(headers or {}), auth), **options)
 
     def __repr__(self) -> str:
         return f"MCPToolset({self.target.label!r}, prefix={self.prefix!r})"

@@ -5,17 +5,25 @@ scenario, against a server of its own that checks what the client sends. The dri
 each tool the server lists in a run of an agent (a scripted model asks for the call); when
 the server asks the user something, the run pauses, and the driver resumes it as a user
 who accepts the form as offered (its defaults, or a value of each required field's type).
+
+In the `auth/*` scenarios the toolset runs OAuth (`hookline.mcp.OAuth`) against the kit's
+authorization server, whose authorize endpoint grants at once: it redirects to the
+`redirect_uri` with a code, so the "user" follows the authorization URL one hop and hands
+back where it was sent. A pre-registered client's credentials come in `MCP_CONFORMANCE_CONTEXT`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from typing import Any
 
+import httpx2
+
 from hookline import Agent, ToolCallPart
-from hookline.mcp import MCPTool, MCPToolset
+from hookline.mcp import MCPTool, MCPToolset, OAuth
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 from hookline.sessions import InMemorySessionStore
 
@@ -70,9 +78,30 @@ async def call_in_a_run(toolset: MCPToolset, tool: MCPTool, arguments: dict[str,
     return str(result.output)
 
 
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client ID metadata document the kit's `auth/basic-cimd` scenario expects as the client ID."""
+
+
+async def authorize(url: str) -> str:
+    """The user at the kit's authorization page: it grants at once, redirecting to the callback with a code."""
+    async with httpx2.AsyncClient() as client:
+        response = await client.get(url, follow_redirects=False)
+    assert response.is_redirect, f"the authorize endpoint answered {response.status_code}, not a redirect"
+    return response.headers["location"]
+
+
+def oauth_for(context: dict[str, Any]) -> OAuth:
+    """The toolset's OAuth in an `auth/*` scenario: pre-registered when the kit gives credentials."""
+    return OAuth(authorize, redirect_uri="http://localhost:3000/callback", client_name="hookline conformance",
+                 client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                 client_metadata_url=CLIENT_METADATA_URL)
+
+
 async def main(url: str) -> None:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    async with MCPToolset.http(url) as toolset:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    auth = oauth_for(context) if scenario.startswith("auth/") else None
+    async with MCPToolset.http(url, auth=auth) as toolset:
         tools = {tool.name: tool for tool in toolset.tools() if isinstance(tool, MCPTool)}
         if scenario == "json-schema-2020-12-preservation":
             tools = {name: tools[name] for name in ("json_schema_echo", "json_schema_2020_12_tool")}
