@@ -1,4 +1,5 @@
-"""Fixtures of the MCP tests: a state directory, both protocol eras, and toolsets on test servers.
+"""Fixtures of the MCP tests: a state directory, both protocol eras, toolsets on test servers, and a served agent
+guarded by tokens (one per test module, on a sessions file of its own).
 
 The servers and what they write are in `harness.py`.
 """
@@ -13,7 +14,7 @@ import pytest
 
 from hookline.mcp import MCPToolset
 
-from .harness import HttpServer, stdio_toolset
+from .harness import TOKENS, HttpAgentServer, HttpServer, stdio_toolset
 
 
 @pytest.fixture
@@ -51,3 +52,17 @@ def toolset_of(request: pytest.FixtureRequest, state: Path, legacy: bool) -> Ite
     yield build
     for server in started:
         server.kill()
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sessions file of the module's guarded server."""
+    return tmp_path_factory.mktemp("guarded") / "sessions.db"
+
+
+@pytest.fixture(scope="module")
+def guarded(db: Path) -> Iterator[HttpAgentServer]:
+    """The calculator served on 127.0.0.1 with alice's and bob's tokens (`TOKENS`), its sessions in `db`."""
+    server = HttpAgentServer("calculator", "--db", str(db), tokens=TOKENS)
+    yield server
+    server.stop()

@@ -29,6 +29,8 @@ from support.waiting import DEADLINE
 SERVERS = Path(__file__).with_name("servers")
 AGENTS = Path(__file__).with_name("agents.py")
 SERVE = [sys.executable, "-m", "hookline.mcp"]
+TOKENS = "alice-secret:alice,bob-secret:bob"
+"""The `HOOKLINE_TOKENS` of the agent servers that require bearer tokens: alice's and bob's."""
 
 
 def server_args(name: str, state: Path, *, legacy: bool = False, extra: tuple[str, ...] = ()) -> list[str]:

@@ -21,11 +21,10 @@ from mcp.shared.exceptions import MCPError
 from hookline.sessions import SQLiteSessionStore
 from support.waiting import DEADLINE
 
-from .harness import AGENTS, SERVE, HttpAgentServer, connect, text
+from .harness import AGENTS, SERVE, TOKENS, HttpAgentServer, connect, text
 
 pytestmark = pytest.mark.anyio
 
-TOKENS = "alice-secret:alice,bob-secret:bob"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}}
@@ -34,20 +33,6 @@ MODERN = {**ACCEPT, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sessions of the guarded server."""
-    return tmp_path_factory.mktemp("guarded") / "sessions.db"
-
-
-@pytest.fixture(scope="module")
-def guarded(db: Path) -> Iterator[HttpAgentServer]:
-    """The calculator on 127.0.0.1, with alice's and bob's tokens."""
-    server = HttpAgentServer("calculator", "--db", str(db), tokens=TOKENS)
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from .harness import AGENTS, SERVE, HttpAgentServer, connect
 
 pytestmark = pytest.mark.anyio
 
-TOKENS = "alice-secret:alice,bob-secret:bob"
 LONG = 100_000
 """Events of the long session: far more than one read answers."""
 
@@ -57,19 +55,6 @@ async def write_long_session(db: Path) -> None:
                 for i in range(start, start + 10_000)])
     finally:
         await store.aclose()
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("resources") / "sessions.db"
-
-
-@pytest.fixture(scope="module")
-def guarded(db: Path) -> Iterator[HttpAgentServer]:
-    """The calculator with alice's and bob's tokens, on `db`."""
-    server = HttpAgentServer("calculator", "--db", str(db), tokens=TOKENS)
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")
