@@ -18,7 +18,7 @@ from hookline._hot_path import trusted_factory
 from hookline.messages import Message, Part, TextPart
 from hookline.types import EventKind, Role, StatusSource, View
 
-__all__ = ["EVENTS_ADAPTER", "Event", "StatusOptions", "run_end", "select_view"]
+__all__ = ["EVENTS_ADAPTER", "TITLE_EVENTS", "Event", "StatusOptions", "run_end", "select_view", "title_of"]
 
 
 class Event(BaseModel):
@@ -199,6 +199,21 @@ def run_end(event: Event) -> str | None:
         text = event.text
         return text.removeprefix("run ") if text in _LEGACY_ENDS else None
     return None
+
+
+TITLE_EVENTS = 20
+"""The first events of a session's `prompt` view read for its title: its first user message is among them
+(after a fork's or a compaction's lead)."""
+_TITLE_CHARS = 200
+
+
+def title_of(events: Iterable[Event]) -> str:
+    """A session's title: the first line of the first user message among `events` (its log), shortened."""
+    for event in events:
+        if event.kind == "message" and event.role == "user" and not event.partial and event.text.strip():
+            line = event.text.strip().splitlines()[0]
+            return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+    return ""
 
 
 def select_view(events: Iterable[Event], view: View) -> list[Event]:

@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from hookline.errors import SessionNotFound
-from hookline.events import Event
+from hookline.events import TITLE_EVENTS, Event, title_of
 from hookline.sessions import Session, SessionStore
 
 __all__ = ["LISTED", "PAGE_EVENTS", "TEMPLATE", "list_sessions", "read_session", "session_uri", "templates"]
@@ -32,8 +32,6 @@ TEMPLATE = "hookline://sessions/{session_id}"
 """The URI template of a session's resource."""
 
 _SCHEME, _HOST = "hookline", "sessions"
-_TITLE_EVENTS = 20  # the first prompt is the log's first message but for a fork's or a compaction's lead
-_TITLE_CHARS = 200
 _MIME = "application/json"
 _READS = (f"JSON of its log in the ui view: its newest {PAGE_EVENTS} events, and under 'earlier' the URI "
           "of the page before them (null at the log's start)")
@@ -85,14 +83,9 @@ async def _resource(store: SessionStore, session: Session) -> types.Resource:
 async def _title(store: SessionStore, session_id: str) -> str:
     """The first line of the session's first prompt, shortened; empty when it has none (or is gone)."""
     try:
-        events = await store.page(session_id, view="prompt", limit=_TITLE_EVENTS)
+        return title_of(await store.page(session_id, view="prompt", limit=TITLE_EVENTS))
     except SessionNotFound:  # deleted since it was listed
         return ""
-    for event in events:
-        if event.kind == "message" and event.role == "user" and not event.partial and event.text.strip():
-            line = event.text.strip().splitlines()[0]
-            return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
-    return ""
 
 
 def _parse(uri: str) -> tuple[str, int | None]:

@@ -20,12 +20,12 @@ from hookline._redact import redact
 from hookline.errors import ConfigError
 from hookline.evals import Case
 from hookline.evals._export import CASE_VIEW, case_json
-from hookline.events import Event
+from hookline.events import TITLE_EVENTS, Event, title_of
 from hookline.models import ToolSpec
 from hookline.server.errors import error_response, json_response
 from hookline.server.forking import fork_session
 from hookline.server.inspect_schemas import ForkBody, ModelCall, SessionState, SessionSummary, Timeline, Traces
-from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of, title_of
+from hookline.server.inspection import model_calls, prompts_of, rebuild_call, runs_of, status_of
 from hookline.server.log_window import AFTER, events_before, events_within, whole_runs
 from hookline.server.recorded_state import SCAN, recorded_states
 from hookline.server.routes import CUT_HEADER, Ctx, ServerContext, SessionId, User
@@ -40,8 +40,6 @@ _TAIL = 50
 """The last events of a session read for its status in the list (waiting calls, how its last run ended)."""
 _AROUND = 40
 """Characters of context on each side of a search match in its snippet."""
-_TITLE_EVENTS = 20
-"""The first events of a session's prompt view read for its title (its first user message is among them)."""
 FOUND_MOST = 50
 """The most sessions the list answers, with a search or without: the newest (that mention it)."""
 _LINES_AT_ONCE = 4
@@ -120,7 +118,7 @@ async def _title(context: ServerContext, session: Session) -> str:
     """The session's title: known already, or read from the first events of its prompt view (and kept)."""
     title = context.titles.get(session)
     if title is None:
-        title = title_of(await context.store.page(session.id, view="prompt", limit=_TITLE_EVENTS))
+        title = title_of(await context.store.page(session.id, view="prompt", limit=TITLE_EVENTS))
         context.titles.keep(session, title)
     return title
 

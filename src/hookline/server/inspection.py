@@ -24,17 +24,16 @@ from typing import Any
 from hookline.agent import Agent
 from hookline.compaction import compacted_log
 from hookline.conversation import user_actions_as_text
-from hookline.events import Event, run_end
+from hookline.events import Event, run_end, title_of
 from hookline.messages import Message, ToolResultPart
 from hookline.models import ToolSpec
 from hookline.server.inspect_schemas import ModelCall, ModelCallRequest, PromptTrace, RunTimeline, Span, TraceSpan
 from hookline.server.log_window import WINDOW
 
-__all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of", "status_of", "title_of", "when"]
+__all__ = ["CallEvents", "model_calls", "prompts_of", "rebuild_call", "runs_of", "status_of", "when"]
 
 _LEGACY_CALLING = re.compile(r"turn (\d+): calling model")  # a log's lines without their facts as data
 _LEGACY_ANSWERED = re.compile(r"(.+) answered: .+, (\d+) tokens, (\d+) ms")
-_TITLE_CHARS = 200  # the list clips it; its tooltip shows it whole
 _NOTE_MESSAGES = ("messages: rebuilt from the log (from its compaction in effect then, if any); a hook that "
                   "changed the conversation before this call otherwise (e.g. a sliding window) is not on record")
 _NOTE_SETTINGS = "tools and settings: the agent's and its model's as this server defines them now"
@@ -53,15 +52,6 @@ def when(event: Event) -> datetime | None:
         except ValueError:
             return event.created_at
     return event.created_at
-
-
-def title_of(events: Sequence[Event]) -> str:
-    """A session's title: the first line of its first user message, shortened."""
-    for event in events:
-        if event.kind == "message" and event.role == "user" and not event.partial and event.text.strip():
-            line = event.text.strip().splitlines()[0]
-            return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
-    return ""
 
 
 @dataclass
