@@ -5,6 +5,8 @@ Each is backed by a `FunctionModel` script, so the server runs the real loop off
 
 from __future__ import annotations
 
+import asyncio
+
 from hookline import Agent, ToolCallPart, tool
 from hookline.models import FunctionModel, ModelRequest, ModelResponse
 
@@ -32,3 +34,22 @@ def _broken(request: ModelRequest) -> ModelResponse:
 
 calculator = Agent("calculator", model=FunctionModel(_calculate), tools=[add])
 broken = Agent("broken", model=FunctionModel(_broken))
+
+
+@tool
+async def pause(seconds: float) -> str:
+    """Wait `seconds`, then say so."""
+    await asyncio.sleep(seconds)
+    return f"paused {seconds} s"
+
+
+def _pause(request: ModelRequest) -> ModelResponse:
+    # "pause N": one pause call of N seconds, then the answer.
+    last = request.messages[-1]
+    if last.role == "user":
+        seconds = float(last.text.split()[-1])
+        return ModelResponse(tool_calls=[ToolCallPart(id="p1", name="pause", arguments={"seconds": seconds})])
+    return ModelResponse(text=f"done: {last.tool_results[-1].content}")
+
+
+sleeper = Agent("sleeper", model=FunctionModel(_pause), tools=[pause])

@@ -130,12 +130,15 @@ class HttpAgentServer:
 
 
 @asynccontextmanager
-async def connect(url: str, token: str | None = None, *, mode: Any = "auto") -> AsyncIterator[Client]:
-    """The `mcp` SDK's client on `url`, sending `Authorization: Bearer <token>` when a token is given."""
+async def connect(url: str, token: str | None = None, *, mode: Any = "auto", **options: Any) -> AsyncIterator[Client]:
+    """The `mcp` SDK's client on `url`, sending `Authorization: Bearer <token>` when a token is given.
+
+    `options` go to `Client` (e.g. `extensions`).
+    """
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     timeout = httpx2.Timeout(30.0, read=None)
     async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http, \
-            Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            Client(streamable_http_client(url, http_client=http), mode=mode, **options) as client:
         yield client
 
 

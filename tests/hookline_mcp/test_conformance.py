@@ -1,7 +1,8 @@
 """The official MCP conformance kit against hookline: its server scenarios, and its client scenarios.
 
 The server scenarios run against `hookline.testing.mcp_conformance`, the kit's fixture
-served by `hookline.mcp.serving` (what `hookline mcp --http` serves with); the client
+served by `hookline.mcp.serving` (what `hookline mcp --http` serves with), the tasks
+extension's (`tasks-*`, run by the kit outside the scored sets) included; the client
 scenarios against `MCPToolset`, driven by `conformance/client.py`. Each revision's
 requirement set runs at its own wire version. A failure the baseline does not name, or a
 baselined scenario that passes, fails the test; docs/mcp.md shows the same table.
@@ -43,6 +44,10 @@ def test_the_served_fixture_passes_the_server_scenarios(revision: str, fixture_u
     verdict = kit.run("server", revision, ["--url", fixture_url], tmp_path)
     assert verdict.returncode == 0, verdict.explain()
     assert kit.required("server", revision) <= verdict.ran
+    # The tasks extension's scenarios are outside every scored set; hookline serves tasks, so they must pass.
+    tasks = kit.tasks_scenarios(revision)
+    assert tasks <= verdict.ran
+    assert not {s: ids for s, ids in verdict.failing.items() if s in tasks}, verdict.explain()
 
 
 @pytest.mark.parametrize("revision", kit.REVISIONS)

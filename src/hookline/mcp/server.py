@@ -9,6 +9,11 @@ the agent does. With a `session_id`, the run continues that session of the agent
 Over HTTP with bearer tokens (`HOOKLINE_TOKENS`), the sessions belong to the user of the
 token that comes with the call: another user's session is not found.
 
+A client that declares the MCP tasks extension (`io.modelcontextprotocol/tasks`, on
+2026-07-28 requests) gets the call as a task: answered at once, the run going on in the
+background, its status line the task's status message, its answer read with `tasks/get`,
+`tasks/cancel` cancelling the run (see `hookline.mcp._tasks`). Tasks are the caller's own.
+
 The caller's sessions are also read-only resources (`hookline://sessions/{id}`, JSON of a
 page of the log; see `hookline.mcp._sessions`): the newest 100 listed, each read a page of
 its newest events at a time. Over stdio, and over HTTP without tokens, the caller is user
@@ -40,7 +45,7 @@ from mcp.shared.exceptions import MCPError
 from hookline._redact import redact
 from hookline.agent import Agent, PromptRequest
 from hookline.errors import ConfigError, HooklineError
-from hookline.mcp import _sessions, serving
+from hookline.mcp import _sessions, _tasks, serving
 from hookline.result import RunResult
 from hookline.sessions import SessionStore
 from hookline.tools import to_content
@@ -103,7 +108,8 @@ def build_server(agent: Agent, *, store: SessionStore | None = None, description
             return _error(request)
 
         async def report(step: int, line: str) -> None:
-            await ctx.session.report_progress(step, None, line)
+            if not _tasks.note(line):  # in a task, the line is its status message; else a progress notification
+                await ctx.session.report_progress(step, None, line)
 
         return await run_as_tool(request, report)
 
@@ -116,9 +122,11 @@ def build_server(agent: Agent, *, store: SessionStore | None = None, description
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return await _sessions.read_session(sessions, params.uri, user=serving.request_user(ctx))
 
-    return Server(agent.name, version=_version(), on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_list_resources=list_resources, on_list_resource_templates=list_templates,
-                  on_read_resource=read_resource)
+    server: Server[Any] = Server(agent.name, version=_version(), on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                                 on_read_resource=read_resource)
+    _tasks.Tasks(lambda params: "optional" if params.name == name else None).install(server)
+    return server
 
 
 def _check(agent: Any, store: Any, description: Any) -> None:

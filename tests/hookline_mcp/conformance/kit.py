@@ -62,13 +62,22 @@ class Verdict:
         return f"unexpected failures: {surprises}\n{summary[:6000]}"
 
 
+def requirements(revision: str) -> str:
+    """The kit's own requirement set of `revision` (YAML)."""
+    return (kit_home() / "node_modules" / "@modelcontextprotocol" / "conformance" / "requirements"
+            / f"{revision}.yaml").read_text()
+
+
 def required(leg: str, revision: str) -> set[str]:
     """The scenarios of `leg` that `revision` requires, from the kit's own requirement set."""
-    text = (kit_home() / "node_modules" / "@modelcontextprotocol" / "conformance" / "requirements"
-            / f"{revision}.yaml").read_text()
-    block = re.search(rf"^{leg}:\n((?:  - .*\n)+)", text, re.M)
+    block = re.search(rf"^{leg}:\n((?:  - .*\n)+)", requirements(revision), re.M)
     assert block is not None, f"the kit's {revision} requirements list no {leg} scenarios"
     return {line.strip()[2:] for line in block.group(1).splitlines()}
+
+
+def tasks_scenarios(revision: str) -> set[str]:
+    """The tasks extension's server scenarios the kit runs with `revision`, outside the scored set (`tasks-*`)."""
+    return set(re.findall(r"^  - scenario: (tasks-\S+)\n    leg: server\n", requirements(revision), re.M))
 
 
 def run(leg: str, revision: str, target: list[str], results: Path) -> Verdict:

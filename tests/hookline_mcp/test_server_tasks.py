@@ -1,0 +1,164 @@
+"""`hookline mcp` and MCP tasks (the `io.modelcontextprotocol/tasks` extension, 2026-07-28).
+
+The agent is served by a real `python -m hookline.mcp` process; the `mcp` SDK's client
+calls it, declaring the extension through hookline's `TasksClient` (or not). The kit's
+`tasks-*` scenarios check the protocol itself against the conformance fixture
+(test_conformance.py); these check what the agent does with it: the run in the
+background, its status line, its answer, its cancellation, and whose task it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from hookline.events import run_end
+from hookline.mcp._task_client import CancelTask, CreatedTask, GetTask, Task, TasksClient, UpdateTask
+from hookline.mcp._tasks import TaskParams, UpdateParams
+from hookline.sessions import SQLiteSessionStore
+from support.waiting import await_until
+
+from .harness import TOKENS, HttpAgentServer, connect, text
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def sleepers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpAgentServer, Path]]:
+    """The sleeper agent with alice's and bob's tokens, and its sessions file."""
+    db = tmp_path_factory.mktemp("tasks") / "sessions.db"
+    server = HttpAgentServer("sleeper", "--db", str(db), tokens=TOKENS)
+    yield server, db
+    server.stop()
+
+
+@asynccontextmanager
+async def tasks_client(url: str, token: str | None = None) -> AsyncIterator[Client]:
+    """The SDK's client on `url`, declaring the tasks extension."""
+    async with connect(url, token, extensions=[TasksClient()]) as client:
+        yield client
+
+
+async def start(client: Client, tool: str, arguments: dict[str, Any]) -> CreatedTask:
+    """Call `tool`; the task the server answers with (the call not waited for)."""
+    created = await client.session.call_tool(tool, arguments, allow_claimed=True)
+    assert isinstance(created, CreatedTask), created
+    return created
+
+
+async def get(client: Client, task_id: str) -> Task:
+    return await client.session.send_request(GetTask(params=TaskParams(taskId=task_id)), Task)
+
+
+async def cancel(client: Client, task_id: str) -> None:
+    await client.session.send_request(CancelTask(params=TaskParams(taskId=task_id)), types.EmptyResult)
+
+
+async def ended(client: Client, task_id: str) -> Task:
+    async def look() -> Task | None:
+        task = await get(client, task_id)
+        return task if task.status in ("completed", "failed", "cancelled") else None
+
+    found: Task = await await_until(look, f"task {task_id} ended")
+    return found
+
+
+async def test_a_call_is_a_task_whose_status_is_the_runs_status_line_and_whose_result_is_its_answer(
+        sleepers: tuple[HttpAgentServer, Path]) -> None:
+    server, _db = sleepers
+    async with tasks_client(server.url, "alice-secret") as client:
+        created = await start(client, "sleeper", {"prompt": "pause 0.5"})
+        assert (created.model_extra or {}).get("status") == "working"
+        running = await await_until(
+            lambda: _status_says(client, created.task_id, "running pause(seconds=0.5)"), "the tool runs")
+        done = await ended(client, created.task_id)
+        waited = await client.call_tool("sleeper", {"prompt": "pause 0.1"})  # the extension waits for the task
+    assert running.status == "working"
+    assert done.status == "completed"
+    assert done.result is not None
+    assert done.result["content"] == [{"type": "text", "text": "done: paused 0.5 s"}]
+    assert done.status_message == "run completed"
+    assert text(waited) == "done: paused 0.1 s"
+
+
+async def _status_says(client: Client, task_id: str, line: str) -> Task | None:
+    task = await get(client, task_id)
+    return task if task.status_message == line else None
+
+
+async def test_cancelling_the_task_cancels_the_run(sleepers: tuple[HttpAgentServer, Path]) -> None:
+    server, db = sleepers
+    async with tasks_client(server.url, "alice-secret") as client:
+        created = await start(client, "sleeper", {"prompt": "pause 60", "session_id": "cancel-me"})
+        await await_until(lambda: _status_says(client, created.task_id, "running pause(seconds=60.0)"),
+                          "the tool runs")
+        await cancel(client, created.task_id)
+        after = await get(client, created.task_id)
+        await cancel(client, created.task_id)  # again: the same empty answer
+    assert after.status == "cancelled"
+    assert after.result is None
+    store = SQLiteSessionStore(db)
+    try:
+        async def how_it_ended() -> str | None:
+            events = await store.events("cancel-me")
+            return next((end for event in reversed(events) if (end := run_end(event))), None)
+
+        assert await await_until(how_it_ended, "the run ended") == "cancelled"
+    finally:
+        await store.aclose()
+
+
+async def test_another_users_task_is_not_found(sleepers: tuple[HttpAgentServer, Path]) -> None:
+    server, _db = sleepers
+    async with tasks_client(server.url, "alice-secret") as alice, tasks_client(server.url, "bob-secret") as bob:
+        created = await start(alice, "sleeper", {"prompt": "pause 30"})
+        for peek in (get(bob, created.task_id), cancel(bob, created.task_id)):
+            with pytest.raises(MCPError, match="task not found") as refused:
+                await peek
+            assert refused.value.code == types.INVALID_PARAMS
+        assert (await get(alice, created.task_id)).status == "working"
+        await cancel(alice, created.task_id)
+
+
+async def test_without_the_extension_the_call_is_plain_and_tasks_methods_say_what_is_missing(
+        sleepers: tuple[HttpAgentServer, Path]) -> None:
+    server, _db = sleepers
+    async with connect(server.url, "alice-secret") as client:
+        result = await client.call_tool("sleeper", {"prompt": "pause 0"})
+        with pytest.raises(MCPError, match=r"io\.modelcontextprotocol/tasks") as refused:
+            await get(client, "any")
+    assert text(result) == "done: paused 0.0 s"
+    assert refused.value.code == -32021
+    assert refused.value.data == {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+
+
+async def test_bad_task_requests_are_refused_with_invalid_params(sleepers: tuple[HttpAgentServer, Path]) -> None:
+    server, _db = sleepers
+    async with tasks_client(server.url, "alice-secret") as client:
+        with pytest.raises(MCPError, match="task not found: nope") as unknown:
+            await get(client, "nope")
+        with pytest.raises(MCPError) as empty:
+            await client.session.send_request(GetTask(params=TaskParams.model_construct(task_id="")), Task)
+        created = await start(client, "sleeper", {"prompt": "pause 30"})
+        update = UpdateParams(taskId=created.task_id, inputResponses={"x": {"action": "accept"}})
+        acknowledged = await client.session.send_request(UpdateTask(params=update), types.EmptyResult)
+        await cancel(client, created.task_id)
+    assert unknown.value.code == empty.value.code == types.INVALID_PARAMS
+    assert isinstance(acknowledged, types.EmptyResult), "answers to requests the task did not make are ignored"
+
+
+async def test_a_handshake_era_client_gets_plain_calls(sleepers: tuple[HttpAgentServer, Path]) -> None:
+    server, _db = sleepers
+    async with connect(server.url, "alice-secret", mode="legacy", extensions=[TasksClient()]) as client:
+        result = await client.call_tool("sleeper", {"prompt": "pause 0"})
+        with pytest.raises(MCPError, match="2026-07-28 requests only") as refused:
+            await get(client, "any")
+    assert text(result) == "done: paused 0.0 s"
+    assert refused.value.code == types.METHOD_NOT_FOUND
