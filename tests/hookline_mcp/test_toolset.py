@@ -153,8 +153,43 @@ async def test_a_tool_that_runs_only_as_a_task_is_left_out_with_a_warning(state:
             run = await agent.prompt("which tools?")
     assert run.output == "quick"
     (warning,) = [r for r in caplog.records if r.name == "hookline.mcp"]
-    assert warning.getMessage() == ("MCP server 'tasks' runs report only as MCP tasks, which hookline does not call "
-                                    "yet: left out of the tools the model sees")
+    assert warning.getMessage() == ("MCP server 'tasks' runs report, confirm only as MCP tasks of the 2025-11-25 "
+                                    "draft, which hookline does not call (it calls tasks on 2026-07-28 connections): "
+                                    "left out of the tools the model sees")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_on_2026_07_28_a_tool_that_runs_only_as_a_task_is_called_as_one(state: Path, transport: str) -> None:
+    server = HttpServer("task_server", state) if transport == "http" else None
+    toolset = MCPToolset.http(server.url) if server else stdio_toolset("task_server", state)
+    model = script(lambda request: call("report") if "report" in names(request) else ModelResponse(text="no report"),
+                   ModelResponse(text="reported"))
+    try:
+        async with toolset, Agent(model=model, tools=[toolset]) as agent:
+            run = await agent.prompt("report")
+    finally:
+        if server:
+            server.kill()
+    assert [r.content for r in results(run.messages)] == ["report done"]
+    assert lines(state, "calls") == ["report", "report done"]
+
+
+async def test_a_tasks_question_goes_where_the_servers_questions_go(state: Path) -> None:
+    async with stdio_toolset("task_server", state) as toolset:
+        confirm = next(t for t in toolset.tools() if t.name == "confirm")
+        assert await confirm.call({}) == "confirm cancel", "outside a run, a question is cancelled"
+    assert lines(state, "calls") == ["confirm", "confirm"]
+
+
+async def test_a_task_past_the_call_timeout_is_cancelled_on_the_server(state: Path) -> None:
+    toolset = stdio_toolset("task_server", state, timeout=1)
+    model = script(call("report", seconds=60), ModelResponse(text="gave up"))
+    async with toolset, Agent(model=model, tools=[toolset]) as agent:
+        run = await agent.prompt("report")
+        await await_until(lambda: "report cancelled" in lines(state, "calls"), "the server cancelled the task")
+    (failed,) = results(run.messages)
+    assert failed.is_error
+    assert "did not answer within 1 s" in failed.content
 
 
 async def test_a_tool_error_and_a_json_rpc_error_are_error_results(toolset_of: Callable[..., MCPToolset]) -> None:

@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hookline.mcp._caller import Caller
 from hookline.mcp._convert import log_record, progress_record, python_level
+from hookline.mcp._task_client import TasksClient
 from hookline.mcp._transports import UNSENT, MCPConnectionError, Settings, Target, reason, watched
 
 __all__ = ["Connection", "ToolsListener"]
@@ -158,6 +159,7 @@ class Connection:
             elicitation_callback=self._on_elicit,
             log_level=self.settings.log_level,
             client_info=types.Implementation(name="hookline", version=_version()),
+            extensions=[TasksClient()],
         )
 
     async def _set_log_level(self, client: Client) -> None:

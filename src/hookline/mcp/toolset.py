@@ -246,8 +246,9 @@ class MCPToolset(Toolset):
         if task_only != self._task_only:
             self._task_only = task_only
             if task_only:
-                _warn(f"{server} runs {', '.join(task_only)} only as MCP tasks, which hookline does not call "
-                      "yet: left out of the tools the model sees")
+                _warn(f"{server} runs {', '.join(task_only)} only as MCP tasks of the 2025-11-25 draft, which "
+                      "hookline does not call (it calls tasks on 2026-07-28 connections): left out of the tools "
+                      "the model sees")
         listing = [t for t in listing if not _task_only(t)]
         names = local_names((t.name for t in listing), self.prefix)
         by_remote = {t.name: t for t in listing}
