@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -25,7 +26,7 @@ from hookline.mcp._tasks import TaskParams, UpdateParams
 from hookline.sessions import SQLiteSessionStore
 from support.waiting import await_until
 
-from .harness import TOKENS, HttpAgentServer, connect, text
+from .harness import TOKENS, HttpAgentServer, HttpServer, connect, lines, text
 
 pytestmark = pytest.mark.anyio
 
@@ -162,3 +163,47 @@ async def test_a_handshake_era_client_gets_plain_calls(sleepers: tuple[HttpAgent
             await get(client, "any")
     assert text(result) == "done: paused 0.0 s"
     assert refused.value.code == types.METHOD_NOT_FOUND
+
+
+async def test_tasks_are_bounded_per_user_and_by_their_ttl(tmp_path: Path) -> None:
+    state = tmp_path / "server"
+    server = HttpServer("task_server", state, extra=("--task-limit", "2", "--task-ttl-ms", "1500"))
+    try:
+        async with tasks_client(server.url) as client:
+            first = await start(client, "report", {"seconds": 60})
+            second = await start(client, "report", {"seconds": 60})
+            with pytest.raises(MCPError, match="too many tasks: this user has 2 running") as refused:
+                await start(client, "report", {"seconds": 60})
+            await cancel(client, first.task_id)
+            third = await start(client, "report", {"seconds": 60})  # the ended one made room
+            with pytest.raises(MCPError, match="task not found"):
+                await get(client, first.task_id)
+            # past their TTL, the runs are cancelled and the tasks forgotten
+            await await_until(lambda: lines(state, "calls").count("report cancelled") == 3, "every run cancelled")
+            for task in (second, third):
+                with pytest.raises(MCPError, match="task not found"):
+                    await get(client, task.task_id)
+    finally:
+        server.kill()
+    assert refused.value.code == types.INVALID_REQUEST
+
+
+async def test_ctrl_c_stops_the_server_and_the_runs_of_its_tasks(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    server = HttpAgentServer("sleeper", "--db", str(db))
+    try:
+        async with tasks_client(server.url) as client:
+            created = await start(client, "sleeper", {"prompt": "pause 60", "session_id": "stopped"})
+            await await_until(lambda: _status_says(client, created.task_id, "running pause(seconds=60.0)"),
+                              "the tool runs")
+            took = await anyio.to_thread.run_sync(server.stop)
+    finally:
+        server.stop()
+    assert took < 5.0
+    assert server.process.returncode in (0, -2, 130)
+    store = SQLiteSessionStore(db)
+    try:
+        events = await store.events("stopped")
+    finally:
+        await store.aclose()
+    assert [end for event in events if (end := run_end(event))] == ["cancelled"]

@@ -243,6 +243,7 @@ class Tasks:
     async def _run(self, task: Task, handler: Handler, ctx: Any, params: types.CallToolRequestParams) -> None:
         """Run the tool until it answers; an `InputRequiredResult` waits for `tasks/update`, then runs it again."""
         _current.set(task)
+        task.scope.deadline = anyio.current_time() + task.ttl_ms / 1000  # a run outliving its task is cancelled
         with task.scope:
             try:
                 while True:

@@ -11,6 +11,7 @@ A server is run as `python <server>.py [--legacy] [--http --port N] --state DIR`
   restarted) with 400, as the TypeScript SDK's servers do, instead of the Python SDK's 404;
 - `--bearer TOKEN` lets in only requests that carry `Authorization: Bearer TOKEN` (the SDK's
   bearer middleware: 401 with `WWW-Authenticate` otherwise);
+- `--task-limit N` and `--task-ttl-ms MS` bound the tasks of `task_server` (hookline's `Tasks`);
 - `--state DIR` is where it writes its pid (`pid`) and one line per listing (`lists.log`)
   and per call (`calls.log`), so tests check what the server saw, not what the client says.
 """
@@ -62,6 +63,8 @@ def options() -> argparse.Namespace:
     parser.add_argument("--session-gone", type=int, choices=[400, 404], default=404)
     parser.add_argument("--bearer")
     parser.add_argument("--state", required=True)
+    parser.add_argument("--task-limit", type=int, default=100, help="task_server: tasks kept per user")
+    parser.add_argument("--task-ttl-ms", type=int, default=3_600_000, help="task_server: how long a task is kept")
     return parser.parse_args()
 
 

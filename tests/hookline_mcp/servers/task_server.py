@@ -61,7 +61,8 @@ def main() -> None:
 
     server, _bus = new_server("tasks", args, on_list_tools=list_tools, on_call_tool=call_tool)
     if not args.legacy:
-        Tasks(lambda params: "required" if params.name in TASK_ONLY else None).install(server)
+        Tasks(lambda params: "required" if params.name in TASK_ONLY else None, ttl_ms=args.task_ttl_ms,
+              limit=args.task_limit).install(server)
     serve(server, args)
 
 
