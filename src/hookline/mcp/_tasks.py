@@ -49,7 +49,8 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from hookline.mcp._auth import request_user
 
-__all__ = ["EXTENSION", "LIMIT", "POLL_INTERVAL_MS", "TTL_MS", "Support", "Tasks", "note"]
+__all__ = ["EXTENSION", "LIMIT", "POLL_INTERVAL_MS", "TTL_MS", "Support", "Task", "TaskParams", "Tasks", "UpdateParams",
+           "note"]
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 TTL_MS = 3_600_000
@@ -172,6 +173,8 @@ class Tasks:
     """The tasks of one server, and the handlers that serve them (see the module's docstring)."""
 
     def __init__(self, support: Support, *, ttl_ms: int = TTL_MS, limit: int = LIMIT) -> None:
+        if not (isinstance(ttl_ms, int) and ttl_ms > 0 and isinstance(limit, int) and limit > 0):
+            raise ValueError(f"ttl_ms and limit must be positive integers, not {ttl_ms!r} and {limit!r}")
         self._support = support
         self._ttl_ms = ttl_ms
         self._limit = limit
