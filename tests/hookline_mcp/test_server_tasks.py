@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from hookline.events import run_end
-from hookline.mcp._task_client import CancelTask, CreatedTask, GetTask, Task, TasksClient, UpdateTask
+from hookline.mcp._task_client import CancelTask, CreatedTask, GetTask, PolledTask, TasksClient, UpdateTask
 from hookline.mcp._tasks import TaskParams, UpdateParams
 from hookline.sessions import SQLiteSessionStore
 from support.waiting import await_until
@@ -54,20 +54,20 @@ async def start(client: Client, tool: str, arguments: dict[str, Any]) -> Created
     return created
 
 
-async def get(client: Client, task_id: str) -> Task:
-    return await client.session.send_request(GetTask(params=TaskParams(taskId=task_id)), Task)
+async def get(client: Client, task_id: str) -> PolledTask:
+    return await client.session.send_request(GetTask(params=TaskParams(taskId=task_id)), PolledTask)
 
 
 async def cancel(client: Client, task_id: str) -> None:
     await client.session.send_request(CancelTask(params=TaskParams(taskId=task_id)), types.EmptyResult)
 
 
-async def ended(client: Client, task_id: str) -> Task:
-    async def look() -> Task | None:
+async def ended(client: Client, task_id: str) -> PolledTask:
+    async def look() -> PolledTask | None:
         task = await get(client, task_id)
         return task if task.status in ("completed", "failed", "cancelled") else None
 
-    found: Task = await await_until(look, f"task {task_id} ended")
+    found: PolledTask = await await_until(look, f"task {task_id} ended")
     return found
 
 
@@ -89,7 +89,7 @@ async def test_a_call_is_a_task_whose_status_is_the_runs_status_line_and_whose_r
     assert text(waited) == "done: paused 0.1 s"
 
 
-async def _status_says(client: Client, task_id: str, line: str) -> Task | None:
+async def _status_says(client: Client, task_id: str, line: str) -> PolledTask | None:
     task = await get(client, task_id)
     return task if task.status_message == line else None
 
@@ -146,7 +146,7 @@ async def test_bad_task_requests_are_refused_with_invalid_params(sleepers: tuple
         with pytest.raises(MCPError, match="task not found: nope") as unknown:
             await get(client, "nope")
         with pytest.raises(MCPError) as empty:
-            await client.session.send_request(GetTask(params=TaskParams.model_construct(task_id="")), Task)
+            await client.session.send_request(GetTask(params=TaskParams.model_construct(task_id="")), PolledTask)
         created = await start(client, "sleeper", {"prompt": "pause 30"})
         update = UpdateParams(taskId=created.task_id, inputResponses={"x": {"action": "accept"}})
         acknowledged = await client.session.send_request(UpdateTask(params=update), types.EmptyResult)

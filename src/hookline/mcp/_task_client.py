@@ -42,7 +42,7 @@ class CreatedTask(types.Result):
     poll_interval_ms: int | None = Field(default=None, alias="pollIntervalMs")
 
 
-class Task(types.Result):
+class PolledTask(types.Result):
     """A task as `tasks/get` answers it."""
 
     model_config = ConfigDict(extra="allow")
@@ -104,11 +104,11 @@ async def wait(created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
     return _ended(task)
 
 
-async def _poll(session: ClientSession, created: CreatedTask) -> Task:
+async def _poll(session: ClientSession, created: CreatedTask) -> PolledTask:
     """Poll `tasks/get` until the task ends, answering the input it asks for on the way."""
     interval = created.poll_interval_ms or POLL_INTERVAL_MS
     while True:
-        task = await session.send_request(GetTask(params=TaskParams(taskId=created.task_id)), Task)
+        task = await session.send_request(GetTask(params=TaskParams(taskId=created.task_id)), PolledTask)
         if task.status in ("completed", "failed", "cancelled"):
             return task
         if task.status == "input_required" and task.input_requests:
@@ -117,7 +117,7 @@ async def _poll(session: ClientSession, created: CreatedTask) -> Task:
         await anyio.sleep((task.poll_interval_ms or interval) / 1000)
 
 
-def _ended(task: Task) -> types.CallToolResult:
+def _ended(task: PolledTask) -> types.CallToolResult:
     if task.status == "completed" and task.result is not None:
         return types.CallToolResult.model_validate(task.result, by_name=False)
     if task.status == "failed" and task.error is not None:
