@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from hookline.events import run_end
@@ -26,7 +26,7 @@ from hookline.mcp._tasks import TaskParams, UpdateParams
 from hookline.sessions import SQLiteSessionStore
 from support.waiting import await_until
 
-from .harness import TOKENS, HttpAgentServer, HttpServer, connect, lines, text
+from .harness import AGENTS, SERVE, TOKENS, HttpAgentServer, HttpServer, connect, lines, text
 
 pytestmark = pytest.mark.anyio
 
@@ -207,3 +207,13 @@ async def test_ctrl_c_stops_the_server_and_the_runs_of_its_tasks(tmp_path: Path)
     finally:
         await store.aclose()
     assert [end for event in events if (end := run_end(event))] == ["cancelled"]
+
+
+async def test_over_stdio_a_call_is_a_task_too() -> None:
+    command = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], f"{AGENTS}:sleeper"])
+    async with Client(command, extensions=[TasksClient()]) as client:
+        created = await start(client, "sleeper", {"prompt": "pause 0.2"})
+        done = await ended(client, created.task_id)
+    assert done.status == "completed"
+    assert done.result is not None
+    assert done.result["content"] == [{"type": "text", "text": "done: paused 0.2 s"}]
