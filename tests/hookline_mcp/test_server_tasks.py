@@ -217,3 +217,20 @@ async def test_over_stdio_a_call_is_a_task_too() -> None:
     assert done.status == "completed"
     assert done.result is not None
     assert done.result["content"] == [{"type": "text", "text": "done: paused 0.2 s"}]
+
+
+async def test_a_tool_that_crashes_fails_its_task_and_the_server_goes_on(tmp_path: Path) -> None:
+    server = HttpServer("task_server", tmp_path / "server")
+    try:
+        async with tasks_client(server.url) as client:
+            crashed = await ended(client, (await start(client, "crash", {})).task_id)
+            with pytest.raises(MCPError, match="RuntimeError: the crash tool crashed"):
+                await client.call_tool("crash", {})  # the extension raises a failed task's error
+            after = await client.call_tool("report", {"seconds": 0})
+    finally:
+        server.kill()
+    assert crashed.status == "failed"
+    assert crashed.result is None
+    assert crashed.error is not None
+    assert crashed.error.code == types.INTERNAL_ERROR
+    assert text(after) == "report done"

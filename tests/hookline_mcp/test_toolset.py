@@ -153,9 +153,9 @@ async def test_a_tool_that_runs_only_as_a_task_is_left_out_with_a_warning(state:
             run = await agent.prompt("which tools?")
     assert run.output == "quick"
     (warning,) = [r for r in caplog.records if r.name == "hookline.mcp"]
-    assert warning.getMessage() == ("MCP server 'tasks' runs report, confirm only as MCP tasks of the 2025-11-25 "
-                                    "draft, which hookline does not call (it calls tasks on 2026-07-28 connections): "
-                                    "left out of the tools the model sees")
+    assert warning.getMessage() == ("MCP server 'tasks' runs report, confirm, crash only as MCP tasks of the "
+                                    "2025-11-25 draft, which hookline does not call (it calls tasks on 2026-07-28 "
+                                    "connections): left out of the tools the model sees")
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -28,6 +28,7 @@ tasks on handshake-era requests, whose results cannot carry the extension's shap
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -47,6 +48,7 @@ from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILIT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, TypeAdapter, ValidationError
 
+from hookline._redact import redact
 from hookline.mcp._auth import request_user
 
 __all__ = ["EXTENSION", "LIMIT", "POLL_INTERVAL_MS", "TTL_MS", "Support", "Task", "TaskParams", "Tasks", "UpdateParams",
@@ -66,6 +68,7 @@ Support = Callable[[types.CallToolRequestParams], TaskSupport | None]
 Handler = Callable[[Any, Any], Awaitable[HandlerResult]]
 """A `tools/call` handler (its params: `CallToolRequestParams`)."""
 
+logger = logging.getLogger("hookline.mcp")
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
 _ANSWER: TypeAdapter[types.InputResponse] = TypeAdapter(types.InputResponse)
 _current: ContextVar[Task | None] = ContextVar("hookline_mcp_task", default=None)
@@ -244,25 +247,19 @@ class Tasks:
             del self._tasks[task.id]
 
     async def _run(self, task: Task, handler: Handler, ctx: Any, params: types.CallToolRequestParams) -> None:
-        """Run the tool until it answers; an `InputRequiredResult` waits for `tasks/update`, then runs it again."""
+        """Run the tool in the task's scope (cancelled by `tasks/cancel`, or at the TTL); record how it ended."""
         _current.set(task)
         task.scope.deadline = anyio.current_time() + task.ttl_ms / 1000  # a run outliving its task is cancelled
         with task.scope:
             try:
-                while True:
-                    result = await handler(ctx, params)
-                    if not isinstance(result, types.InputRequiredResult):
-                        break
-                    answers = await task.ask(result.input_requests or {})
-                    params = params.model_copy(update={"input_responses": answers,
-                                                       "request_state": result.request_state})
+                result = await _answer(task, handler, ctx, params)
+                task.set("completed", result=_tool_result(result, ctx.protocol_version))
             except MCPError as exc:
                 task.set("failed", error=exc.error.model_dump(mode="json", exclude_none=True))
-                return
-            except Exception as exc:  # a crashing tool fails its task; the server goes on
-                task.set("failed", error={"code": types.INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"})
-                return
-            task.set("completed", result=_tool_result(result, ctx.protocol_version))
+            except Exception as exc:  # a crashing tool fails its task; the server and the other tasks go on
+                logger.exception("the tool call of task %s failed", task.id)
+                task.set("failed", error={"code": types.INTERNAL_ERROR,
+                                          "message": redact(f"{type(exc).__name__}: {exc}")})
         if task.scope.cancel_called:
             task.set("cancelled")
 
@@ -303,6 +300,16 @@ class Tasks:
         task.scope.cancel()
         task.set("cancelled")
         return {}
+
+
+async def _answer(task: Task, handler: Handler, ctx: Any, params: types.CallToolRequestParams) -> Any:
+    """The tool's result: after an `InputRequiredResult`, the tool runs again with the answers `tasks/update` gave."""
+    while True:
+        result = await handler(ctx, params)
+        if not isinstance(result, types.InputRequiredResult):
+            return result
+        answers = await task.ask(result.input_requests or {})
+        params = params.model_copy(update={"input_responses": answers, "request_state": result.request_state})
 
 
 def _declared(ctx: Any) -> bool:

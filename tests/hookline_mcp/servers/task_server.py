@@ -5,7 +5,8 @@ draft's field) and a plain call to it fails. On 2026-07-28 requests it is served
 of the tasks extension by hookline's `Tasks`: a client that does not declare the extension
 is refused (-32021). `report` takes `seconds` (0.2 by default) and writes `report done`, or
 `report cancelled` when its task is cancelled, to the calls log; `confirm` asks the user
-"Go ahead?" (through the task's `input_required`) and answers `confirm <action>`.
+"Go ahead?" (through the task's `input_required`) and answers `confirm <action>`; `crash`
+raises `RuntimeError`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ TOOLS = [
                execution=types.ToolExecution(task_support="required")),
     types.Tool(name="confirm", description="Asks the user to go ahead, only as a task.", input_schema=OBJECT,
                execution=types.ToolExecution(task_support="required")),
+    types.Tool(name="crash", description="Crashes, only as a task.", input_schema=OBJECT,
+               execution=types.ToolExecution(task_support="required")),
 ]
 TASK_ONLY = {tool.name for tool in TOOLS if tool.execution is not None}
 
@@ -46,6 +49,8 @@ def main() -> None:
             return text(f"{params.name} done")
         if args.legacy and params.task is None:
             raise MCPError(types.METHOD_NOT_FOUND, f"{params.name} must be called as a task")
+        if params.name == "crash":
+            raise RuntimeError("the crash tool crashed")
         if params.name == "confirm":
             got = answer(params, "go")
             if got is None:
