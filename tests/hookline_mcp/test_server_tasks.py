@@ -234,3 +234,34 @@ async def test_a_tool_that_crashes_fails_its_task_and_the_server_goes_on(tmp_pat
     assert crashed.error is not None
     assert crashed.error.code == types.INTERNAL_ERROR
     assert text(after) == "report done"
+
+
+async def test_a_tasks_question_is_answered_with_tasks_update_and_a_malformed_answer_is_refused(
+        tmp_path: Path) -> None:
+    server = HttpServer("task_server", tmp_path / "server")
+    try:
+        async with tasks_client(server.url) as client:
+            created = await start(client, "confirm", {})
+            asking = await await_until(lambda: _asking(client, created.task_id), "the task asks")
+            for bad in (12345, {"action": "maybe"}):
+                with pytest.raises(MCPError, match=r"inputResponses\['go'\] is not an answer to elicitation/create"):
+                    await update(client, created.task_id, {"go": bad})
+            await update(client, created.task_id, {"go": {"action": "accept", "content": {"ok": True}}})
+            done = await ended(client, created.task_id)
+    finally:
+        server.kill()
+    assert asking.input_requests is not None
+    assert asking.input_requests["go"]["method"] == "elicitation/create"
+    assert asking.input_requests["go"]["params"]["requestedSchema"]["required"] == ["ok"], "the wire's names"
+    assert done.result is not None
+    assert done.result["content"] == [{"type": "text", "text": "confirm accept"}]
+
+
+async def _asking(client: Client, task_id: str) -> PolledTask | None:
+    task = await get(client, task_id)
+    return task if task.status == "input_required" else None
+
+
+async def update(client: Client, task_id: str, answers: dict[str, Any]) -> None:
+    params = UpdateParams(taskId=task_id, inputResponses=answers)
+    await client.session.send_request(UpdateTask(params=params), types.EmptyResult)

@@ -46,7 +46,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import methods
 from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from hookline._redact import redact
 from hookline.mcp._auth import request_user
@@ -308,7 +308,7 @@ async def _answer(task: Task, handler: Handler, ctx: Any, params: types.CallTool
         result = await handler(ctx, params)
         if not isinstance(result, types.InputRequiredResult):
             return result
-        answers = await task.ask(result.input_requests or {})
+        answers = await task.ask({key: _dumped(request) for key, request in (result.input_requests or {}).items()})
         params = params.model_copy(update={"input_responses": answers, "request_state": result.request_state})
 
 
@@ -331,9 +331,14 @@ def _header(ctx: Any, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _dumped(value: Any) -> dict[str, Any]:
+    """A model (or a mapping) as its wire JSON."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dict(value)
+
+
 def _tool_result(result: Any, version: str) -> dict[str, Any]:
     """The tool's result as the wire of `version` shows a `tools/call` answer."""
-    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(result, "model_dump") \
-        else dict(result)
-    shown: dict[str, Any] = methods.serialize_server_result("tools/call", version, dumped)
+    shown: dict[str, Any] = methods.serialize_server_result("tools/call", version, _dumped(result))
     return shown
