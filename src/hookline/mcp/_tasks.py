@@ -212,6 +212,8 @@ class Tasks:
         return lifespan
 
     def _call_tool(self, handler: Handler) -> Handler:
+        """`handler`, answering with a task where the call may be one and the client declared the extension."""
+
         async def call_tool(ctx: Any, params: Any) -> HandlerResult:
             support = self._support(params)
             if support is None or self._group is None:
@@ -227,6 +229,7 @@ class Tasks:
         return call_tool
 
     def _create(self, owner: str) -> Task:
+        """A new task of `owner`, kept once this returns (within the user's limit)."""
         self._sweep()
         mine = [task for task in self._tasks.values() if task.owner == owner]
         if len(mine) >= self._limit:

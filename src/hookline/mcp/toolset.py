@@ -23,6 +23,9 @@ What happens, and when:
   ("progress 2/5: indexing", "warning: disk almost full"), like log records of a plain tool.
 - A question the server asks the user during a call (elicitation) pauses the run at that
   call; the answer on resume goes back to the server (see `hookline.mcp._caller`).
+- On 2026-07-28 connections the toolset declares the MCP tasks extension: a call the server
+  answers with a task is waited for, within `timeout`, and a call cancelled or past it
+  cancels the task (`hookline.mcp._task_client`).
 - `resources()`, `read(uri)`, `prompts()` and `prompt(name, arguments)` give the server's
   resources and prompts as hookline parts and messages (`hookline.mcp.catalog`).
 - `aclose()` (or `Agent.close()`) stops a stdio server. A program that never closes the
