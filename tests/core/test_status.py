@@ -264,6 +264,34 @@ async def test_records_logged_outside_tools_are_not_tool_status(tool_logger: log
     assert not any("instructions built" in e.text for e in events)
 
 
+async def test_each_record_of_a_turns_calls_is_its_own_calls_and_none_after_them(tool_logger: logging.Logger) -> None:
+    @tool
+    def refuel(litres: int) -> str:
+        """Refuel."""
+        tool_logger.warning("refuelled %d litres", litres)
+        return "ok"
+
+    @tool
+    async def check() -> str:
+        """Check, after a wait."""
+        await asyncio.sleep(0)
+        tool_logger.warning("checked")
+        return "ok"
+
+    def chatty_instructions(state: object) -> str:
+        tool_logger.warning("instructions built")
+        return "Be terse."
+
+    script = Script(calls(call("c1", "refuel", litres=1), call("c2", "refuel", litres=2), call("c3", "check")),
+                    answer("done"))
+    agent = Agent(model=script.model, tools=[refuel, check], instructions=chatty_instructions)
+    events = await _events(agent.prompt("go"))
+
+    logged = {e.text: e.metadata["call_id"] for e in events if e.kind == "status" and "logger" in e.metadata}
+    assert logged == {"warning: refuelled 1 litres": "c1", "warning: refuelled 2 litres": "c2",
+                      "warning: checked": "c3"}
+
+
 async def test_concurrent_runs_each_see_only_their_own_log_records(tool_logger: logging.Logger) -> None:
     barrier = asyncio.Barrier(2)
 

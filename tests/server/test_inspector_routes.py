@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from hookline import RunContext, State, hook
-from hookline._run.status import answer_facts, describe_answer
+from hookline._run.status import model_line
 from hookline.events import Event
 from hookline.messages import Message
 from hookline.models import ModelResponse
@@ -153,9 +153,9 @@ async def test_timeline_says_why_a_run_failed(client: httpx.AsyncClient) -> None
 
 def test_the_model_status_line_is_read_from_its_data_and_an_old_logs_from_its_text() -> None:
     response, seconds = ModelResponse(text="hi", usage=Usage(input_tokens=30, output_tokens=12)), 0.4567
-    line = describe_answer("gpt-x", response, seconds)
-    facts = answer_facts("gpt-x", response, seconds, None, None)
-    assert CallEvents(answer=Event.status("a", "llm", "gpt-x is done", **facts)).reported == ("gpt-x", 42, 456.7)
+    line, facts = model_line("gpt-x", response, seconds, None, None)
+    answer = Event.status("a", "llm", "gpt-x is done", model_call=facts)
+    assert CallEvents(answer=answer).reported == ("gpt-x", 42, 456.7)
     assert CallEvents(answer=Event.status("a", "llm", line)).reported == ("gpt-x", 42, 457), "a log of before"
 
 

@@ -65,6 +65,7 @@ __all__ = ["Run"]
 _NOT_RUN = "not run: the run stopped before this call"
 _FAILED = "not run: the run failed"
 _CANCELLED = "not run: the run was cancelled"
+_message_event = Event.from_message  # bound once: a class attribute of a pydantic model costs a look-up per call
 
 
 class Run:
@@ -349,7 +350,7 @@ class Run:
         if self.agent.output_adapter is not None:
             request.output_schema = self.agent.output_adapter.json_schema()
         if self._status_on["agent"]:  # on only when something records or streams it
-            self._status("agent", f"turn {state.turn}: calling model", model_turn=state.turn)
+            self.scope.calling_model(state.turn)
         return request
 
     def _asking(self, request: ModelRequest) -> Awaitable[ModelResponse | None]:
@@ -589,7 +590,7 @@ class Run:
         list.append(self.state.messages, message)  # the loop's own appends need no check
         self.new_messages.append(message)
         if author is not None and self.recorder.active:
-            event = Event.from_message(message, author)
+            event = _message_event(message, author)
             if event_id is not None:
                 event.id = event_id
             self.recorder.add(event)

@@ -16,7 +16,7 @@ from functools import partial
 from hookline._run.model_gate import ModelGate
 from hookline._run.recorder import Recorder
 from hookline._run.run_scope import RunScope
-from hookline._run.status import answer_facts, describe_answer, describe_reasoning, request_record
+from hookline._run.status import describe_reasoning, model_line, request_record
 from hookline.agent_spec import AgentSpec
 from hookline.errors import ModelError
 from hookline.events import Event
@@ -67,30 +67,28 @@ class ModelCalls:
         self.first_token = None
         if self.trace is not None:
             streaming = self.recorder.queue is not None
-            ask = self._stream if streaming else model.request
+            ask = partial(self._stream, model) if streaming else model.request
             response = await self.trace.chat(model, request, ask, stream=streaming)
         elif self.recorder.queue is None:
             response = await model.request(request)
         else:
-            response = await self._stream(request)
+            response = await self._stream(model, request)
         usage.add(response.usage)
         usage.model_calls += 1
         if reports:
-            self._report(request, response, time.perf_counter() - started, started)
+            self._report(model, request, response, time.perf_counter() - started, started)
         return response
 
-    def _report(self, request: ModelRequest, response: ModelResponse, seconds: float, started: float) -> None:
-        model, first = self.agent.model, self.first_token
+    def _report(self, model: Model, request: ModelRequest, response: ModelResponse, seconds: float,
+                started: float) -> None:
+        first = self.first_token
         first_token = first - started if first is not None else None
-        facts = answer_facts(model.name, response, seconds, first_token, model.prices)
-        if self.agent.status.requests:
-            facts["request"] = request_record(request)
-        self.scope.status("llm", describe_answer(model.name, response, seconds), **facts)
+        line, facts = model_line(model.name, response, seconds, first_token, model.prices)
+        self.scope.model_answered(line, facts, request_record(request) if self.agent.status.requests else None)
         for line in describe_reasoning(response) if self.agent.status.reasoning else ():
             self.scope.status("llm", line)
 
-    async def _stream(self, request: ModelRequest) -> ModelResponse:
-        model = self.agent.model
+    async def _stream(self, model: Model, request: ModelRequest) -> ModelResponse:
         said: list[str] = []  # the answer's text so far, kept if a cancel cuts it off
         self.answer_id = self.recorder.new_id() if self.recorder.store is not None else None
         if self.gate.holds_answers:

@@ -36,6 +36,10 @@ _NO_CONTENT: dict[str, Any] = {"type": "object", "properties": {}}
 
 T = TypeVar("T")
 
+_status = Event.status_line
+"""A status event: bound once, since a class attribute of a pydantic model costs a look-up per call. Not
+`Event.status(..., **metadata)`: a user's metadata key may be named like that method's parameters."""
+
 _BOOKKEEPING = ("started", "interrupted", "held_message", "error", "run_end", "child_session_id", "model_turn")
 """Metadata of a sub-agent's loop, misleading in the parent's log: its calls' starts and pauses,
 its failure (which the parent's tool result reports), its end (the parent's run goes on), the
@@ -95,22 +99,34 @@ class RunScope:
         """
         if self.on[source]:
             line = text if isinstance(text, str) else text()
-            self.recorder.add(Event.status_line(author or self.agent_name, source, line, metadata))
+            self.recorder.add(_status(author or self.agent_name, source, line, metadata))
         elif force and self.recorder.store is not None:
             self.recorder.add(Event.marker(author or self.agent_name, **metadata))
+
+    def calling_model(self, turn: int) -> None:
+        """"turn 2: calling model": the line before a model call, with the turn as data (agent status on)."""
+        self.recorder.add(_status(self.agent_name, "agent", f"turn {turn}: calling model", {"model_turn": turn}))
+
+    def model_answered(self, line: str, facts: dict[str, Any], request: dict[str, Any] | None) -> None:
+        """The model's line, "gpt-4o-mini answered: 2 tool calls, 412 tokens, 380 ms", with its facts.
+
+        `facts` go in `metadata["model_call"]`, and the `request`, where recorded, in `metadata["request"]`.
+        """
+        metadata = {"model_call": facts} if request is None else {"model_call": facts, "request": request}
+        self.recorder.add(_status(self.agent_name, "llm", line, metadata))
 
     def call_started(self, call: ToolCallPart) -> None:
         """"running add(a=1, b=2)": on record before the call runs (a marker when tool status is off)."""
         if self.on["tool"]:
             line = describe_call(call, inputs=self._inputs)
-            self.recorder.add(Event.status_line(call.name, "tool", line, {"call_id": call.id, "started": True}))
+            self.recorder.add(_status(call.name, "tool", line, {"call_id": call.id, "started": True}))
         elif self.recorder.store is not None:
             self.recorder.add(Event.marker(call.name, call_id=call.id, started=True))
 
     def call_answered(self, result: ToolResultPart) -> None:
         """"add returned 3" (or "add failed: ..."), once the call's result is in the conversation."""
         line = describe_result(result, outputs=self._outputs)
-        self.recorder.add(Event.status_line(result.name or "tool", "tool", line, {"call_id": result.call_id}))
+        self.recorder.add(_status(result.name or "tool", "tool", line, {"call_id": result.call_id}))
 
     def add(self, event: Event) -> None:
         """Record `event`, reported by user code, from any thread: streamed at once, stored at the next flush."""
@@ -222,9 +238,6 @@ class RunScope:
         self.add(_status(event.author, event.source, f"{agent}: {event.text}", metadata))
 
 
-def _status(author: str, source: StatusSource, text: str, metadata: dict[str, Any]) -> Event:
-    # not Event.status(..., **metadata): a user's metadata key may be named like its parameters
-    return Event.status_line(author, source, text, metadata)
 
 
 def _line(record: logging.LogRecord) -> str:

@@ -43,7 +43,7 @@ class ToolRunner:
         trace: The run's trace, when tracing is on: each call then runs in a span of its own.
     """
 
-    __slots__ = ("concurrency", "exit_tools", "on_log", "trace", "values")
+    __slots__ = ("_inline_logs", "concurrency", "exit_tools", "on_log", "trace", "values")
 
     def __init__(self, concurrency: int, on_log: LogSink | None, *, exit_tools: frozenset[str] = frozenset(),
                  trace: RunTrace | None = None) -> None:
@@ -53,6 +53,7 @@ class ToolRunner:
         self.trace = trace
         self.values: dict[str, Any] = {}
         """What the exit tools returned, by call id."""
+        self._inline_logs = _InlineLogs(on_log) if on_log is not None else None
         if on_log is not None:
             install_log_capture()
 
@@ -66,33 +67,51 @@ class ToolRunner:
         a run cancelled meanwhile still knows the results of the calls that finished.
         """
         unwrapped = self.trace is None and not self.exit_tools
-        direct = unwrapped and self.on_log is None
+        if unwrapped and self.on_log is not None:
+            return self._start_logged(tools, calls, finished)
         overlapping: bool | None = None  # whether the calls may overlap: asked only once a call is not plain
         for number, call in enumerate(calls):
             tool = tools.get(call.name) if unwrapped else None
             if tool is not None and tool.inline:  # a plain function: called at once, no coroutine
-                finished[call.id] = tool.answer_now(call) if direct else self._answer_logged(tool, call)
+                finished[call.id] = tool.answer_now(call)
                 continue
-            if not direct:
-                tool = None
             if overlapping is None:  # this call's tool, when concurrent, answers it without a walk
                 overlapping = len(calls) > 1 and self.concurrency > 1 and (
                     (tool is not None and tool.concurrent) or _overlapping(tools, calls))
             if tool is None or not overlapping or self.concurrency < len(calls) - number:
-                return self._the_rest(tools, calls[number:], finished, direct, overlapping)
+                return self._the_rest(tools, calls[number:], finished, unwrapped, overlapping)
             step = tool.begin(call)  # an `async def` tool: stepped at once, in a context of its own
             if isinstance(step, Waiting):  # it goes on in the caller's task; the calls after it overlap with it
-                begin = partial(self._begin, tools, direct)
+                begin = partial(self._begin, tools, unwrapped)
                 return go_on(call.id, step, calls[number + 1 :], begin, finished, _call_id)
             finished[call.id] = step
         return None
 
-    def _answer_logged(self, tool: Tool, call: ToolCallPart) -> ToolResultPart:
-        """A plain function's answer to `call`, the log records it emits going to `on_log`."""
-        assert self.on_log is not None  # what makes a call not direct, when nothing else wraps it
-        token = current_capture.set(partial(self.on_log, call))
+    def _start_logged(
+        self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart]
+    ) -> Awaitable[None] | None:
+        """`start`, each call's log records going to `on_log`: the leading plain functions at once, the rest after."""
+        number = self._inline_logged(tools, calls, finished)
+        if number == len(calls):
+            return None
+        overlapping = len(calls) - number > 1 and self.concurrency > 1 and _overlapping(tools, calls[number:])
+        return self._the_rest(tools, calls[number:], finished, False, overlapping)
+
+    def _inline_logged(
+        self, tools: dict[str, Tool], calls: list[ToolCallPart], finished: dict[str, ToolResultPart]
+    ) -> int:
+        """Answer the leading calls of plain functions, one capture of log records serving them all; how many."""
+        logs = self._inline_logs
+        assert logs is not None  # made with `on_log`
+        token = current_capture.set(logs)
         try:
-            return tool.answer_now(call)
+            for number, call in enumerate(calls):
+                tool = tools.get(call.name)
+                if tool is None or not tool.inline:
+                    return number
+                logs.call = call
+                finished[call.id] = tool.answer_now(call)
+            return len(calls)
         finally:
             current_capture.reset(token)
 
@@ -171,6 +190,23 @@ class ToolRunner:
     async def _traced_call(self, tools: dict[str, Tool], call: ToolCallPart) -> ToolResultPart:
         assert self.trace is not None
         return await self.trace.tool(call, tools.get(call.name), partial(self.call, tools, call))
+
+
+class _InlineLogs:
+    """The log capture of plain functions called one after another: set once, told which call runs.
+
+    Set for each call, a capture would cost a context variable's set and reset and a partial.
+    """
+
+    __slots__ = ("call", "sink")
+
+    def __init__(self, sink: LogSink) -> None:
+        self.sink = sink
+        self.call: ToolCallPart | None = None
+
+    def __call__(self, record: logging.LogRecord) -> None:
+        assert self.call is not None  # set before each call
+        self.sink(self.call, record)
 
 
 _call_id = attrgetter("id")

@@ -234,7 +234,9 @@ def whole_answer_deltas(response: ModelResponse) -> list[TextDelta | ReasoningDe
 
     What the default `Model.stream()` yields before its `ResponseDone`.
     """
-    shown = [part.text for part in response.reasoning if part.text] if response.reasoning else ()
+    if not response.reasoning:  # nearly always: no comprehension to run, once a model call
+        return [TextDelta(response.text)] if response.text else []
+    shown = [part.text for part in response.reasoning if part.text]
     deltas: list[TextDelta | ReasoningDelta] = [
         ReasoningDelta(f"\n\n{text}" if number else text) for number, text in enumerate(shown)
     ]
