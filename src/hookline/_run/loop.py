@@ -31,6 +31,7 @@ from hookline._hot_path import BEFORE_LLM as _BEFORE_LLM
 from hookline._hot_path import BEFORE_RUN as _BEFORE_RUN
 from hookline._hot_path import BEFORE_TOOL as _BEFORE_TOOL
 from hookline._hot_path import ON_EXIT as _ON_EXIT
+from hookline._run.cancel_switch import CancelSwitch
 from hookline._run.model_call import ModelCalls
 from hookline._run.model_gate import ModelGate, ask_beside
 from hookline._run.paused_turn import PausedTurn
@@ -72,8 +73,8 @@ class Run:
     """One run of an agent: owns the live `State` and its `TurnBuffer`, writes events through a `Recorder`."""
 
     __slots__ = (  # more than 30 attributes would make each instance a dict of its own, slower to read
-        "_calls", "_cancel_requested", "_hooked", "_loop", "_paused", "_prompt_record", "_status", "_status_on",
-        "_task", "_trace", "_turn", "_unanswered", "_watch", "agent", "approvals", "audit", "buffer", "history",
+        "_calls", "_hooked", "_paused", "_prompt_record", "_status", "_status_on", "_stop", "_trace", "_turn",
+        "_unanswered", "_watch", "agent", "approvals", "audit", "buffer", "history",
         "interruptions", "max_turns", "new_messages", "output", "prompt", "recorder", "retried_output", "run_tools",
         "runner", "scope", "session", "state", "state_record", "stop_reason", "tools", "view",
     )
@@ -118,15 +119,13 @@ class Run:
         self._trace = None if tracing is None else tracing.for_run(agent, self.state.session_id, prompt)
         self.runner = ToolRunner(agent.tool_concurrency, self.scope.tool_log if self.scope.tool_logs else None,
                                  exit_tools=agent.exit_conditions, trace=self._trace)
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._paused: PausedTurn | None = None  # the calls the session's last run left open, read back
         self.view = PromptView(agent, documents)
         self._turn: ToolTurn | None = None  # the tool turn under way, until its results are appended
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}  # as recorded, whatever hooks edit
         self._watch = HookWatch()
         self._hooked = frozenset(point for point, hooks in agent.hooks.items() if hooks)
-        self._task: asyncio.Task[Any] | None = None
-        self._cancel_requested = False
+        self._stop = CancelSwitch()
         gate = ModelGate(any(getattr(b.hook, "holds_stream", False) for b in agent.hooks.get(_AFTER_LLM, ())))
         self._calls = ModelCalls(agent, self.recorder, self.scope, gate, self._trace)
         self._prompt_record = PromptRecord(self.recorder, session)
@@ -156,17 +155,12 @@ class Run:
 
     def cancel(self) -> None:
         """Stop the run, from any thread: it ends soon with `stop_reason == "cancelled"`."""
-        if self._cancel_requested:
-            return  # once: a second task.cancel() would land in the run's own ending (`_end`)
-        self._cancel_requested = True
-        if self._task is not None and self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._task.cancel)
+        self._stop.pull()
 
     async def _execute(self, hold: RunHold | None = None) -> RunResult:
         await self.agent.warm_up()
-        self._loop = asyncio.get_running_loop()
         self.scope.bind()
-        self._task = asyncio.current_task()
+        self._stop.bind()
         if hold is not None:  # nothing is recorded until the session loads and the approvals fit it
             self.recorder.last_write = hold.finish  # the last flush lets the session go where the store can
             await self._load_session(hold)
@@ -179,7 +173,7 @@ class Run:
                 await self._step()
         except asyncio.CancelledError as exc:
             self.stop_reason = "cancelled"
-            error = None if self._cancel_was_ours() else exc
+            error = None if self._stop.stopped_the_run() else exc
         except BaseException as exc:
             error = exc
         error = await self._end(error)
@@ -189,15 +183,6 @@ class Run:
         if self.stop_reason == "max_turns" and self.agent.on_max_turns == "raise":
             raise MaxTurnsExceeded(f"the run made {self.max_turns} model calls without finishing", result=result)
         return result
-
-    def _cancel_was_ours(self) -> bool:
-        """Whether `cancel()` stopped the run (then it returns a result; else the cancellation goes on)."""
-        if not self._cancel_requested:
-            return False
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            task.uncancel()
-        return True
 
     async def _begin(self) -> None:
         self._note_state()  # the state the run starts from, before its prompt
@@ -211,7 +196,7 @@ class Run:
             await self._resume_calls()
 
     async def _step(self) -> None:
-        if self._cancel_requested:  # a run that never waits would not see the task's cancellation
+        if self._stop.pulled:  # a run that never waits would not see the task's cancellation
             raise asyncio.CancelledError
         if self.state.usage.model_calls >= self.max_turns:
             await self._out_of_turns()
@@ -264,11 +249,7 @@ class Run:
         prompt = await compacted(store, sid, prompt)  # from the latest compaction's summary, if any
         list.extend(self.state.messages, (user_actions_as_text(e.to_message()) for e in prompt))
         self._unanswered = {c.id: c for c in open_calls(self.state.messages)}
-        log: list[Event] = []
-        if self._unanswered:  # a paused or crashed turn: read what happened after its calls
-            last_calls = next(e.seq for e in reversed(prompt) if e.role == "assistant")
-            log = await store.events(sid, view="all", after_seq=(last_calls or 1) - 1)
-        self._paused = PausedTurn(log)
+        self._paused = await PausedTurn.read(store, sid, prompt) if self._unanswered else PausedTurn([])
         if self.approvals is not None and self.prompt is None:  # before anything is recorded
             state = self.state
             state.turn = self._paused.check(state.messages, self._unanswered, self.approvals, state.session_id,
@@ -475,8 +456,7 @@ class Run:
     def _record_interruptions(self, calls: list[ToolCallPart], decisions: dict[str, Decision]) -> None:
         for item, where in pauses(calls, decisions):
             self.interruptions.append(item)
-            self._status("agent", pause_line(item), force=True, interrupted=item.model_dump(exclude_none=True),
-                         **where)
+            self._status("agent", pause_line(item), force=True, **where, interrupted=item.model_dump(exclude_none=True))
         for message in self.buffer.take():  # they join the conversation once the paused calls are answered
             self._status("agent", "a hook's message waits for the paused calls", force=True,
                          held_message=message.model_dump(mode="json"))

@@ -67,6 +67,12 @@ class PausedTurn:
         self.edits: dict[str, ToolCallPart] = {}
         """The calls whose arguments the approvals change, by id, as they will run."""
 
+    @classmethod
+    async def read(cls, store: SessionStore, session_id: str, prompt: list[Event]) -> PausedTurn:
+        """The turn a session's last run left open: its log from the last model answer (`prompt`: its prompt view)."""
+        last_calls = next(e.seq for e in reversed(prompt) if e.role == "assistant")
+        return cls(await store.events(session_id, view="all", after_seq=(last_calls or 1) - 1))
+
     def closed(self, calls: list[ToolCallPart]) -> list[ToolResultPart]:
         """The results a new prompt gives the open calls: not run, not answered, or maybe run (a start on record)."""
         started, asked = started_calls(self.log), asked_calls(self.log)
