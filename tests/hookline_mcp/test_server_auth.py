@@ -63,6 +63,7 @@ async def test_the_client_without_a_known_token_is_told_what_to_send(
     assert said in message
     assert "Authorization: Bearer <token>" in message
     assert "HOOKLINE_TOKENS" in message
+    assert "--tokens-file" in message
     assert "carol-secret" not in message
 
 

@@ -26,7 +26,8 @@ from hookline._tokens import DEFAULT_USER, TOKENS_ENV, TOKENS_FILE_ENV, user_for
 
 __all__ = ["BearerAuth", "request_user"]
 
-_HOW = f"send 'Authorization: Bearer <token>' with a token the server was given in {TOKENS_ENV} (or {TOKENS_FILE_ENV})"
+_HOW = (f"send 'Authorization: Bearer <token>' with a token the server was given in {TOKENS_ENV}, {TOKENS_FILE_ENV} "
+        "or --tokens-file")
 _MISSING = f"no bearer token: this MCP server needs one on every request; {_HOW}"
 _UNKNOWN = f"the bearer token is not a known one; {_HOW}"
 
