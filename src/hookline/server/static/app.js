@@ -539,25 +539,7 @@ function wire() {
   $("prompt").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); send(); }
   });
-  $("attach").addEventListener("click", () => $("attach-input").click());
-  $("attach-input").addEventListener("change", async (event) => {
-    await attachments.add([...event.target.files]);
-    event.target.value = ""; // the same file can be picked again
-    $("prompt").focus();
-  });
-  $("prompt").addEventListener("paste", (event) => {
-    const files = [...(event.clipboardData?.files || [])];
-    if (!files.length) return;
-    if (!event.clipboardData.getData("text/plain")) event.preventDefault();
-    attachments.add(files);
-  });
-  $("composer").addEventListener("dragover", (event) => event.preventDefault());
-  $("composer").addEventListener("drop", (event) => {
-    const files = [...(event.dataTransfer?.files || [])];
-    if (!files.length) return;
-    event.preventDefault();
-    attachments.add(files);
-  });
+  attachments.wire();
   $("stop").addEventListener("click", stop);
   $("new-session").addEventListener("click", createSession);
   $("toggle-sessions").addEventListener("click", () => openDrawer($("sessions").classList.contains("open") ? null : "sessions"));

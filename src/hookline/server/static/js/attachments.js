@@ -11,6 +11,29 @@ export class Attachments {
     this.items = [];
   }
 
+  // Attach (its hidden file input), a paste into the prompt, a drop on the composer: each adds its files.
+  wire() {
+    $("attach").addEventListener("click", () => $("attach-input").click());
+    $("attach-input").addEventListener("change", async (event) => {
+      await this.add([...event.target.files]);
+      event.target.value = ""; // the same file can be picked again
+      $("prompt").focus();
+    });
+    $("prompt").addEventListener("paste", (event) => {
+      const files = [...(event.clipboardData?.files || [])];
+      if (!files.length) return;
+      if (!event.clipboardData.getData("text/plain")) event.preventDefault();
+      this.add(files);
+    });
+    $("composer").addEventListener("dragover", (event) => event.preventDefault());
+    $("composer").addEventListener("drop", (event) => {
+      const files = [...(event.dataTransfer?.files || [])];
+      if (!files.length) return;
+      event.preventDefault();
+      this.add(files);
+    });
+  }
+
   get count() {
     return this.items.length;
   }
