@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -20,75 +20,30 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hookline.mcp._tasks import Tasks
+from hookline.testing._mcp_fixture_tasks import TASK_TOOLS, task_support
+from hookline.testing._mcp_wire import (
+    AUDIO,
+    IMAGE,
+    ROOTS_REQUEST,
+    Call,
+    Context,
+    Handler,
+    answer,
+    elicit_request,
+    input_required,
+    modern,
+    sampling_request,
+    state_of,
+    string_arguments,
+    text,
+    tool,
+)
 
 __all__ = ["build_server"]
 
 NAME = "hookline-mcp-conformance"
-IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-"""A 1x1 PNG, base64."""
-AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
-"""A silent WAV, base64."""
-
-Context = Any
-"""The SDK's `ServerRequestContext` of a request (the fixture reads its `session`, `protocol_version`, `request_id`)."""
-Call = types.CallToolRequestParams
-Handler = Callable[[Context, Call], Awaitable[types.CallToolResult | types.InputRequiredResult]]
-
-
-def text(value: str, *, is_error: bool = False) -> types.CallToolResult:
-    """A result of one text block."""
-    return types.CallToolResult(content=[types.TextContent(text=value)], is_error=is_error)
-
-
-def modern(ctx: Context) -> bool:
-    """Whether the request is a 2026-07-28 one (input comes by `input_required` results)."""
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-def elicit_request(message: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An `elicitation/create` input request, as an `input_required` result carries it."""
-    schema = {"type": "object", "properties": properties, "required": required}
-    return {"method": "elicitation/create", "params": {"mode": "form", "message": message, "requestedSchema": schema}}
-
-
-def sampling_request(prompt: str, max_tokens: int = 100) -> dict[str, Any]:
-    """A `sampling/createMessage` input request."""
-    message = {"role": "user", "content": {"type": "text", "text": prompt}}
-    return {"method": "sampling/createMessage", "params": {"messages": [message], "maxTokens": max_tokens}}
-
-
-ROOTS_REQUEST = {"method": "roots/list"}
-
-
-def input_required(requests: dict[str, dict[str, Any]], state: dict[str, Any] | None = None
-                   ) -> types.InputRequiredResult:
-    """Ask the client for `requests`; `state` comes back (sealed, then opened) with its answers."""
-    payload: dict[str, Any] = {"resultType": "input_required", "inputRequests": requests}
-    if state is not None:
-        payload["requestState"] = json.dumps(state)
-    return types.InputRequiredResult.model_validate(payload)
-
-
-def answer(params: types.InputResponseRequestParams, key: str) -> dict[str, Any] | None:
-    """The client's answer to input request `key` in this retry, as JSON, or None."""
-    response = (params.input_responses or {}).get(key)
-    if response is None:
-        return None
-    dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return dumped if isinstance(dumped, dict) else None
-
-
-def state_of(params: types.InputResponseRequestParams) -> dict[str, Any]:
-    """The request state this retry echoes (opened by the boundary), or `{}`."""
-    if not params.request_state:
-        return {}
-    value = json.loads(params.request_state)
-    return value if isinstance(value, dict) else {}
-
-
 # -- tools ---------------------------------------------------------------------------------
 
 
@@ -302,66 +257,6 @@ async def custom_header_tool(ctx: Context, call: Call) -> types.CallToolResult:
     return text(str((call.arguments or {}).get("header_value", "")))
 
 
-
-# -- tools the tasks extension's scenarios call (see TASK_SUPPORT) ------------------------
-
-
-async def greet(ctx: Context, call: Call) -> types.CallToolResult:
-    return text(f"Hello, {(call.arguments or {}).get('name', 'World')}!")
-
-
-async def slow_compute(ctx: Context, call: Call) -> types.CallToolResult:
-    arguments = call.arguments or {}
-    seconds = arguments.get("seconds", 1)
-    if not isinstance(seconds, int | float) or not 0 <= seconds <= 600:
-        raise MCPError(types.INVALID_PARAMS, "seconds must be a number from 0 to 600")
-    await anyio.sleep(seconds)
-    return text(f"Computed {arguments.get('label', '')!s} in {seconds} s")
-
-
-async def failing_job(ctx: Context, call: Call) -> types.CallToolResult:
-    await anyio.sleep(0.2)
-    return text("The job failed, as this tool always does", is_error=True)
-
-
-async def protocol_error_job(ctx: Context, call: Call) -> types.CallToolResult:
-    await anyio.sleep(0.1)
-    raise MCPError(types.INTERNAL_ERROR, "protocol_error_job fails with a JSON-RPC error, on purpose")
-
-
-async def confirm_delete(ctx: Context, call: Call) -> types.CallToolResult | types.InputRequiredResult:
-    filename = str((call.arguments or {}).get("filename", ""))
-    got = answer(call, "confirm")
-    if got is None:
-        return input_required({"confirm": elicit_request(f"Delete {filename}?", {"confirm": {"type": "boolean"}},
-                                                         ["confirm"])})
-    confirmed = got.get("action") == "accept" and (got.get("content") or {}).get("confirm") is True
-    return text(f"Deleted {filename}" if confirmed else f"Kept {filename}")
-
-
-async def multi_input(ctx: Context, call: Call) -> types.CallToolResult | types.InputRequiredResult:
-    names = [(answer(call, key) or {}).get("content", {}).get("name") for key in ("first", "second")]
-    if all(names):
-        return text(f"Got {names[0]} and {names[1]}")
-    ask = {"name": {"type": "string"}, "confirm": {"type": "boolean"}}
-    return input_required({"first": elicit_request("First name?", ask, ["name"]),
-                           "second": elicit_request("Second name?", ask, ["name"])})
-
-
-TASK_SUPPORT: dict[str, Literal["optional", "required"]] = {
-    "slow_compute": "optional", "failing_job": "required", "protocol_error_job": "optional",
-    "confirm_delete": "optional", "multi_input": "optional",
-}
-
-
-def task_support(call: Call) -> Literal["optional", "required"] | None:
-    """Whether a call runs as a task when the client has the tasks extension (`hookline.mcp._tasks`)."""
-    if call.name == "test_tool_with_task":  # asks the user's name as a plain call, then runs as a task
-        return "required" if call.input_responses else None
-    return TASK_SUPPORT.get(call.name)
-
-
-OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 JSON_SCHEMA_2020_12: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -380,14 +275,6 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
     "else": {"required": ["email"]},
     "additionalProperties": False,
 }
-
-
-def tool(name: str, description: str, schema: dict[str, Any] | None = None) -> types.Tool:
-    return types.Tool(name=name, description=description, input_schema=schema or OBJECT)
-
-
-def string_arguments(*names: str) -> dict[str, Any]:
-    return {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": list(names)}
 
 
 TOOLS: dict[str, tuple[types.Tool, Handler]] = {
@@ -420,15 +307,8 @@ TOOLS: dict[str, tuple[types.Tool, Handler]] = {
         (tool("custom_header_tool", "Takes an argument mirrored into a header", {
             "type": "object", "properties": {"header_value": {"type": "string", "x-mcp-header": "Test-Value"}},
             "required": ["header_value"]}), custom_header_tool),
-        (tool("greet", "Greets by name, at once", string_arguments("name")), greet),
-        (tool("slow_compute", "Sleeps `seconds`, then answers; a task when it can be", {
-            "type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}}),
-         slow_compute),
-        (tool("failing_job", "Runs only as a task, and answers with an error result"), failing_job),
-        (tool("protocol_error_job", "Fails with a JSON-RPC error"), protocol_error_job),
-        (tool("confirm_delete", "Asks before it deletes `filename`", string_arguments("filename")), confirm_delete),
-        (tool("multi_input", "Asks two things at once"), multi_input),
         (tool("test_tool_with_task", "Asks the user's name, then answers as a task"), input_elicitation),
+        *TASK_TOOLS,
     ]
 }
 

@@ -19,7 +19,7 @@ from _common import Record, new_server, options, serve, text
 from mcp.shared.exceptions import MCPError
 
 from hookline.mcp._tasks import Tasks
-from hookline.testing._mcp_fixture import answer, elicit_request, input_required
+from hookline.testing._mcp_wire import answer, elicit_request, input_required
 
 OBJECT = {"type": "object", "properties": {}}
 TOOLS = [
