@@ -238,8 +238,6 @@ class RunScope:
         self.add(_status(event.author, event.source, f"{agent}: {event.text}", metadata))
 
 
-
-
 def _line(record: logging.LogRecord) -> str:
     return f"{record.levelname.lower()}: {record.getMessage()}"
 
