@@ -71,10 +71,7 @@ class Event(BaseModel):
     @classmethod
     def from_message(cls, message: Message, author: str) -> Event:
         """A message event recording `message`, written by `author` (a message's parts are valid already)."""
-        return _new_event({  # not through `_trusted`: a streamed run records a few a turn
-            "id": None, "session_id": None, "seq": None, "author": author, "kind": "message", "role": message.role,
-            "source": None, "parts": list(message.parts), "partial": False, "created_at": None, "metadata": {},
-        })
+        return _trusted(author, "message", message.role, None, list(message.parts), {})
 
     @classmethod
     def status(cls, author: str, source: StatusSource, text: str, **metadata: Any) -> Event:

@@ -112,7 +112,7 @@ def model_line(
     usage, calls = response.usage, len(response.tool_calls)
     what = "text" if not calls else "1 tool call" if calls == 1 else f"{calls} tool calls"
     milliseconds = seconds * 1000
-    line = f"{model_name} answered: {what}, {usage.input_tokens + usage.output_tokens} tokens, {milliseconds:.0f} ms"
+    line = f"{model_name} answered: {what}, {usage.total_tokens} tokens, {milliseconds:.0f} ms"
     facts: dict[str, Any] = {"model": model_name, "input_tokens": usage.input_tokens,
                              "output_tokens": usage.output_tokens, "duration_ms": round(milliseconds, 1)}
     if first_token is not None:
