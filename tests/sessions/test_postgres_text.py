@@ -37,6 +37,22 @@ async def test_postgres_refuses_a_session_id_it_cannot_store_as_a_clear_error(st
         await store.get(bad)
 
 
+async def test_an_id_asyncpg_cannot_encode_leaves_no_connection_broken(postgres_dsn: str) -> None:
+    # asyncpg fails to encode a lone surrogate after it has sent the statement: the server
+    # waited in an implicit transaction, and the pool's next transaction on that connection
+    # failed ("SET TRANSACTION ISOLATION LEVEL must be called before any query").
+    async with PostgresSessionStore(postgres_dsn, max_size=1) as store:
+        await store.create(session_id="kept")
+        bad = "a\ud800b"
+        one_statements = (
+            lambda: store.open_for_run(bad), lambda: store.create(session_id=bad), lambda: store.events_after(bad, 0)
+        )
+        for one_statement in one_statements:
+            with pytest.raises(ConfigError, match="PostgreSQL cannot store this text"):
+                await one_statement()
+            assert (await store.get("kept")).events == []
+
+
 # --- the upgrade from jsonb ------------------------------------------------------------------
 
 

@@ -190,13 +190,23 @@ def read_events(view: View) -> str:
 
 
 def read_page(view: View, *, newest: bool) -> str:
-    """Return the `SELECT` of a page of a session's stored events of `view`, as JSON, newest first with `newest`.
+    """Return the `SELECT` of a page of a session's stored events of `view`, newest first with `newest`.
 
-    Parameters: `$1 session_id`, `$2 after_seq`, `$3 before_seq` (None: no end), `$4 limit`.
+    One statement, so one round trip and one snapshot. Parameters: `$1 session_id`,
+    `$2 after_seq`, `$3 before_seq` (None: no end), `$4 limit`, `$5` whether the pending parts
+    come too. Rows `(k, seq, author, json)`, by `k`: 0 the session's (none: no such session),
+    1 the events, 2 each author's pending parts.
     """
     kinds, order = _VIEW_KINDS[check_view(view)], "DESC" if newest else "ASC"
-    return (f"SELECT {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2"
-            f" AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq {order} LIMIT $4")
+    return f"""
+    SELECT 0 AS k, NULL::bigint AS seq, NULL::text COLLATE "C" AS author, NULL::text AS j
+    FROM hookline_sessions WHERE id = $1
+    UNION ALL
+    (SELECT 1, seq, NULL, {_EVENT_JSON} FROM hookline_events WHERE session_id = $1 {kinds} AND seq > $2
+     AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq {order} LIMIT $4)
+    UNION ALL
+    SELECT 2, NULL, author COLLATE "C", {_PENDING_JSON} FROM hookline_pending WHERE session_id = $1 AND $5
+    ORDER BY k, seq {order}, author"""
 
 
 # A run's first read in one statement: the session's row (key -1, its columns), then its

@@ -51,10 +51,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from datetime import datetime
+from functools import partial
 from types import MappingProxyType
 from typing import Any, NamedTuple, NoReturn
 
@@ -205,6 +206,30 @@ class PostgresSessionStore(SessionStore):
                 async with conn.transaction(isolation=isolation, readonly=read_only):
                     yield conn
 
+    async def _one(
+        self, method: str, statement: str, *args: Any, duplicate: Callable[[], Exception] | None = None
+    ) -> Any:
+        """Run one statement on a pool connection, without a transaction around it: one round trip.
+
+        `method` is the connection's: "execute", "fetch", "fetchrow" or "fetchval". A unique
+        violation raises what `duplicate` makes, when given.
+        """
+        pool = await self._pools.pool()
+        with self._errors.translated():
+            async with pool.acquire() as conn:
+                try:
+                    return await getattr(conn, method)(statement, *args)
+                except asyncpg.UniqueViolationError as exc:
+                    if duplicate is None:
+                        raise
+                    raise duplicate() from exc
+                except asyncpg.DataError:
+                    # A parameter asyncpg could not encode (a lone surrogate) fails once the
+                    # statement is sent, leaving the server inside an implicit transaction:
+                    # the connection would fail the next transaction that starts on it.
+                    conn.terminate()
+                    raise
+
     async def aclose(self) -> None:
         """Close the calling event loop's pool (the next use opens it again).
 
@@ -244,20 +269,22 @@ class PostgresSessionStore(SessionStore):
         session = Session(id=session_id or new_id(), app=app, user=user, state=kept)
         session.created_at = session.updated_at = utcnow()
         row = (session.id, app, user, encoded, session.created_at, session.created_at)
-        async with self._transaction() as conn:
-            try:
-                await conn.execute(sql.INSERT_SESSION, *row, self._fence(session.id))
-            except asyncpg.UniqueViolationError as exc:
-                raise SessionExists(session.id) from exc
+        fence = self._fence(session.id)
+        await self._one("execute", sql.INSERT_SESSION, *row, fence, duplicate=partial(SessionExists, session.id))
         return session
 
     @override
     async def get(self, session_id: str, *, user: str | None = None, with_events: bool = True) -> Session:
+        if not with_events:
+            found = await self._one("fetchrow", sql.READ_SESSION, session_id, user)
+            if found is None:
+                raise SessionNotFound(session_id)
+            return decode_session(*found)
         async with self._transaction(read_only=True) as conn:
             row = await conn.fetchrow(sql.READ_SESSION, session_id, user)
             if row is None:
                 raise SessionNotFound(session_id)
-            events = await _read_events(conn, session_id, "ui", 0) if with_events else []
+            events = await _read_events(conn, session_id, "ui", 0)
         session = decode_session(*row)
         session.events = events
         return session
@@ -267,9 +294,7 @@ class PostgresSessionStore(SessionStore):
         self, session_id: str, *, user: str | None = "default", create: bool = True, app: str = "default"
     ) -> tuple[Session, list[Event]]:
         """The session a run starts on and its `prompt` view: one statement (a transaction to create a missing one)."""
-        pool = await self._pools.pool()
-        with self._errors.translated():
-            rows = await pool.fetch(sql.OPEN_FOR_RUN, session_id, user)
+        rows = await self._one("fetch", sql.OPEN_FOR_RUN, session_id, user)
         if rows and rows[0]["k"] == -1:
             return decode_session(*rows[0][2:]), decode_rows(r[1:] for r in rows[1:])
         if not create:
@@ -350,13 +375,9 @@ class PostgresSessionStore(SessionStore):
         stored = stamped(events, {}, session_id=session_id, first=0, now=now)
         rows = [encode_event(e) for e in stored]
         columns = [[getattr(r, name) for r in rows] for name in _ALONE_COLUMNS]
-        pool = await self._pools.pool()
         statement = sql.APPEND_ALONE_NOTIFY if announced else sql.APPEND_ALONE
-        with self._errors.translated():
-            try:
-                last = await pool.fetchval(statement, session_id, len(events), now, authors, fence, state, *columns)
-            except asyncpg.UniqueViolationError as exc:
-                raise seq_taken(session_id) from exc
+        parameters = (session_id, len(events), now, authors, fence, state, *columns)
+        last = await self._one("fetchval", statement, *parameters, duplicate=partial(seq_taken, session_id))
         if last is None:
             return None
         for seq, event in enumerate(stored, int(last) - len(events) + 1):
@@ -396,17 +417,16 @@ class PostgresSessionStore(SessionStore):
         limit: int = 1000, newest: bool = False,
     ) -> list[Event]:
         check_limit(limit)
-        async with self._transaction(read_only=True) as conn:
-            if not await _exists(conn, session_id, None):
-                raise SessionNotFound(session_id)
-            rows = await conn.fetch(sql.read_page(view, newest=newest), session_id, after_seq, before_seq, limit + 1)
-            tail = before_seq is None and (newest or len(rows) <= limit) and view != "prompt"
-            rows = rows[:limit]
-            if newest:
-                rows.reverse()
-            if tail:
-                rows += await conn.fetch(sql.READ_PENDING, session_id)
-        return decode_rows(rows)
+        query, tail = sql.read_page(view, newest=newest), before_seq is None and view != "prompt"
+        rows = await self._one("fetch", query, session_id, after_seq, before_seq, limit + 1, tail)
+        if not rows or rows[0][0] != 0:
+            raise SessionNotFound(session_id)
+        page = [row[3:] for row in rows if row[0] == 1]
+        pending = [row[3:] for row in rows if row[0] == 2] if newest or len(page) <= limit else []
+        page = page[:limit]
+        if newest:
+            page.reverse()
+        return decode_rows(page + pending)
 
     @override
     async def roll_back(self, session_id: str, *, after_seq: int, through_seq: int) -> int:
@@ -420,9 +440,7 @@ class PostgresSessionStore(SessionStore):
         wanted = wanted_digests(digests)
         if not wanted:
             return {}
-        pool = await self._pools.pool()
-        with self._errors.translated():
-            rows = await pool.fetch(sql.READ_BLOBS, session_id, wanted)
+        rows = await self._one("fetch", sql.READ_BLOBS, session_id, wanted)
         return {row["digest"]: Blob(row["media_type"], row["data"]) for row in rows}
 
     @override
@@ -442,7 +460,7 @@ class PostgresSessionStore(SessionStore):
         run has taken the session over, they raise `SessionBusy` and write nothing.
         """
         key = _lock_key(session_id)
-        pool = await self._pools.pool()  # the schema, fence included, exists
+        await self._pools.pool()  # the schema, fence included, exists
         run_locks = await self._pools.run_locks()
         holder: Any = None
 
@@ -454,8 +472,7 @@ class PostgresSessionStore(SessionStore):
 
         await poll_lock(take, session_id=session_id, timeout=timeout)
         try:
-            with self._errors.translated():
-                epoch = int(await pool.fetchval(sql.CLAIM, session_id))
+            epoch = int(await self._one("fetchval", sql.CLAIM, session_id))
             token = _FENCES.set(MappingProxyType({**_FENCES.get(), (self._dsn, session_id): _Fence(epoch, holder)}))
             try:
                 yield
@@ -486,9 +503,7 @@ class PostgresSessionStore(SessionStore):
         same moment busy (a probe with `pg_try_advisory_lock` would, for its instant).
         """
         key = _lock_key(session_id) & 0xFFFF_FFFF_FFFF_FFFF
-        pool = await self._pools.pool()
-        with self._errors.translated():
-            return bool(await pool.fetchval(sql.LOCK_HELD, key >> 32, key & 0xFFFF_FFFF))
+        return bool(await self._one("fetchval", sql.LOCK_HELD, key >> 32, key & 0xFFFF_FFFF))
 
     async def events_after(self, session_id: str, after_seq: int) -> list[Event]:
         """Return the stored events of every kind above `after_seq`, in one statement (no partial ones).
@@ -497,10 +512,7 @@ class PostgresSessionStore(SessionStore):
         five (a transaction, the session's existence, its pending parts). A missing session
         reads as no events.
         """
-        pool = await self._pools.pool()
-        with self._errors.translated():
-            rows = await pool.fetch(sql.EVENTS_AFTER, session_id, after_seq)
-        return decode_rows(rows)
+        return decode_rows(await self._one("fetch", sql.EVENTS_AFTER, session_id, after_seq))
 
     @override
     async def search(
