@@ -58,6 +58,9 @@ class PausingLeases(SQLiteSessionStore):
 
     def __init__(self, path: Path, *, pause_at: str) -> None:
         super().__init__(path)
+        # A lease written on the calling thread's own connection cannot be cancelled half-way;
+        # one written by the store's thread (when another holds SQLite's write lock) can.
+        self._inline = None
         self.pause_at = pause_at
         self.armed = False
         self.paused = asyncio.Event()  # set from the store's thread, through the loop

@@ -137,12 +137,18 @@ async def test_delete_clears_a_lease_this_store_failed_to_release(store: SQLiteS
 # --- a full disk -----------------------------------------------------------------------------
 
 
+async def cap_pages(store: SQLiteSessionStore, pages: int) -> None:
+    for small in (False, True):
+        await store._transaction(lambda db: db.execute(f"PRAGMA max_page_count = {pages}").fetchall(), small=small)
+
+
 async def test_a_full_database_is_a_clear_error_and_recovers(store: SQLiteSessionStore, db_path: Path) -> None:
     session = await store.create()
     await store.append_event(session.id, said("first"))
-    # `max_page_count` caps the file for one connection only: set it on the store's own.
+    # `max_page_count` caps the file for one connection only: set it on the store's thread's
+    # own, and on the one this thread writes small writes on.
     (pages,) = (await store._transaction(lambda db: db.execute("PRAGMA page_count").fetchall(), read_only=True))[0]
-    await store._transaction(lambda db: db.execute(f"PRAGMA max_page_count = {pages + 4}").fetchall())
+    await cap_pages(store, pages + 4)
 
     big = "x" * 6000
     filled, error = await fill(store, session.id, big)
@@ -156,7 +162,7 @@ async def test_a_full_database_is_a_clear_error_and_recovers(store: SQLiteSessio
         await store.append_events(session.id, [said("a"), said(big), said(big)])
     assert len(await texts(store, session.id)) == stored
 
-    await store._transaction(lambda db: db.execute("PRAGMA max_page_count = 1073741823").fetchall())
+    await cap_pages(store, 1073741823)
     assert (await store.append_event(session.id, said("after"))).seq == stored + 1
     assert (await texts(store, session.id))[-1] == "after"
 

@@ -24,6 +24,7 @@ __all__ = [
     "BEGIN",
     "BUMP",
     "BUMP_AND_SAVE_STATE",
+    "CHECKPOINT",
     "COMMIT",
     "DELETE_SESSION",
     "INSERT_BLOB",
@@ -66,6 +67,7 @@ SET_UP = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA fo
 BEGIN = "BEGIN IMMEDIATE"
 COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
+CHECKPOINT = "PRAGMA wal_checkpoint(RESTART)"
 
 # --- migrations ------------------------------------------------------------------------------
 

@@ -32,21 +32,26 @@ from hookline.sessions._sqlite_thread import Abandoned, Job
 from hookline.sessions.base import Blob
 
 __all__ = [
-    "HOST", "OPEN", "after_releasing", "append", "connect", "decode_log", "event_rows", "fetch", "hold_log",
-    "in_transaction", "keep_blobs", "open_log", "pending_row", "session_row",
+    "CHECKPOINT_WAIT", "HOST", "OPEN", "after_releasing", "append", "checkpoint", "connect", "decode_log",
+    "event_rows", "fetch", "hold_log", "in_transaction", "keep_blobs", "open_log", "pending_row", "session_row",
 ]
 
 _T = TypeVar("_T")
+CHECKPOINT_WAIT = 0.05
+"""Seconds a `checkpoint` waits for the writer and the readers of the moment before it gives up."""
 HOST = socket.gethostname()
 """This host's name, written with each lease (a lease whose process on this host is gone is free)."""
 
 
 
-def connect(path: str, busy_timeout: float, synchronous: str = "NORMAL") -> sqlite3.Connection:
+def connect(
+    path: str, busy_timeout: float, synchronous: str = "NORMAL", *, any_thread: bool = False
+) -> sqlite3.Connection:
+    """Open the store's file (made and migrated if need be); `any_thread`: usable from any thread, not only this one."""
     if sqlite3.sqlite_version_info < (3, 35):
         raise sqlite3.NotSupportedError(f"SQLite {sqlite3.sqlite_version} is too old; hookline needs 3.35 or newer")
     # Autocommit mode: transactions are opened and closed explicitly, in `in_transaction`.
-    db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=not any_thread)
     try:
         set_up(db, path, time.monotonic() + busy_timeout)
         db.execute(f"PRAGMA synchronous = {synchronous}")  # one of _SYNCHRONOUS: checked by the store
@@ -108,6 +113,23 @@ def in_transaction(work: Callable[[sqlite3.Connection], _T], db: sqlite3.Connect
             db.execute(sql.ROLLBACK)
         raise
     return result
+
+
+def checkpoint(busy_timeout: float, db: sqlite3.Connection) -> None:
+    """Copy the whole WAL into the database file, so that the next write starts the WAL over.
+
+    A `RESTART` checkpoint: it holds writers off while it waits for the writer and the
+    readers of the moment, so that a WAL written without pause stays short; it waits at
+    most `CHECKPOINT_WAIT` seconds (writers meanwhile wait in the store's thread, not on an
+    event loop), then leaves the rest to the next one. `busy_timeout` is the connection's own,
+    set back after it.
+    """
+    db.execute(f"PRAGMA busy_timeout = {round(CHECKPOINT_WAIT * 1000)}")
+    try:
+        with suppress(sqlite3.Error):  # busy: the next one catches up
+            db.execute(sql.CHECKPOINT).fetchall()
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
 
 
 def after_releasing(

@@ -18,6 +18,12 @@ An append stamps and encodes its events before its hop, so the thread holds SQLi
 write lock for the statements alone; a run's first read and last write
 (`open_for_run`, `append_and_save_state`) are one hop each.
 
+A small write (a session's creation, an append without media, a lease) skips the hop
+when it can: it is written on a connection of the calling thread's own that never waits
+for SQLite's write lock, and goes to the store's thread only when another writer holds it
+(`_sqlite_inline`). That halves a persisted run's time; it is off with `synchronous="FULL"`,
+whose commits wait for the disk.
+
 `run_lock` is a lease in the `hookline_run_locks` table: taken in a write transaction,
 renewed every `lock_ttl / 3` seconds while held, deleted on release. A lease frees itself
 once it expires, and at once when its holder ran on this host and its pid is gone, so a
@@ -38,7 +44,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from typing_extensions import override
 
@@ -61,6 +67,7 @@ from hookline.sessions._codec import (
     utcnow,
 )
 from hookline.sessions._search import as_matched, json_form, mention_at
+from hookline.sessions._sqlite_inline import Inline
 from hookline.sessions._sqlite_thread import Job, Worker, wait, wait_stopped
 from hookline.sessions.base import (
     Blob,
@@ -94,7 +101,7 @@ _NO_END = 2**62  # a page's `before_seq` when it has none: past any seq
 
 
 class SQLiteSessionStore(SessionStore):
-    """Sessions in one SQLite file, through a thread of its own (nothing blocks the event loop).
+    """Sessions in one SQLite file, through a thread of its own; small writes on the caller's, never waiting for a lock.
 
     WAL mode with `synchronous=NORMAL` by default: a committed append survives the process
     being killed; an OS crash or power loss may lose the last commits, never the file. With
@@ -127,8 +134,21 @@ class SQLiteSessionStore(SessionStore):
         self._worker: Worker | None = None
         self._searcher: Worker | None = None  # a connection of its own: a search never holds up the log's jobs
         self._worker_lock = threading.Lock()
+        self._inline = self._new_inline()
         # Leases (session id, owner) whose release failed: the next lease write removes them.
         self._unreleased: set[tuple[str, str]] = set()
+
+    def _new_inline(self) -> Inline | None:
+        """The connections of the calling threads for small writes; None where they would not pay.
+
+        With `synchronous="FULL"` every commit waits for the disk, which must not happen on
+        an event loop; a database in memory is one connection's alone.
+        """
+        if self.synchronous != "NORMAL" or self.path in ("", ":memory:"):
+            return None
+        inline = Inline(partial(jobs.connect, self.path, 0.0, self.synchronous, any_thread=True))
+        weakref.finalize(self, inline.close).atexit = False  # at exit, `_sqlite_inline` closes it
+        return inline
 
     def __repr__(self) -> str:
         return f"SQLiteSessionStore({self.path!r})"
@@ -162,6 +182,7 @@ class SQLiteSessionStore(SessionStore):
         read_only: bool = False,
         finish: bool = False,
         undo: Callable[[], Awaitable[None]] | None = None,
+        small: bool = False,
     ) -> _T:
         """Run `work` on the connection, in the store's thread, as one transaction; return what it returns.
 
@@ -170,8 +191,19 @@ class SQLiteSessionStore(SessionStore):
         `COMMIT` begins. A caller cancelled once it has begun awaits `undo` (when given)
         before the cancellation goes on. `read_only` work is one `SELECT`, which SQLite runs
         in a snapshot of its own, with no `BEGIN` around it. With `finish`, the work runs to
-        its end even if the caller is cancelled.
+        its end even if the caller is cancelled. A `small` write (a few rows, no media) is
+        first tried on the calling thread's own connection (`_sqlite_inline`): there it
+        cannot be cancelled half-way.
         """
+        if small and self._inline is not None:
+            try:
+                done, value = self._inline.write(work)
+            except sqlite3.Error as exc:
+                raise self._failure(exc, read_only) from exc
+            if done:
+                if self._inline.checkpoint_due():
+                    self._checkpoint(self._inline)
+                return cast(_T, value)
         job = Job(asyncio.get_running_loop())
         job.work = work if read_only else partial(jobs.in_transaction, work, job=None if finish else job)
         try:
@@ -194,7 +226,17 @@ class SQLiteSessionStore(SessionStore):
         try:
             return await wait(job, abandonable=not finish)
         except sqlite3.Error as exc:
-            raise StoreError(f"SQLite database {self.path} {self._problem(exc, read_only)}", where=self.path) from exc
+            raise self._failure(exc, read_only) from exc
+
+    def _checkpoint(self, inline: Inline) -> None:
+        """Ask the store's thread to checkpoint the WAL, which `inline`'s connections never do (not awaited)."""
+        job = Job(asyncio.get_running_loop())
+        job.work = partial(inline.checkpoint, partial(jobs.checkpoint, self.busy_timeout))
+        self._submit(job)
+
+    def _failure(self, exc: sqlite3.Error, read_only: bool) -> StoreError:
+        """The `StoreError` a driver error is raised as."""
+        return StoreError(f"SQLite database {self.path} {self._problem(exc, read_only)}", where=self.path)
 
     def _problem(self, exc: sqlite3.Error, read_only: bool) -> str:
         """What went wrong, in words, from the driver's message."""
@@ -214,6 +256,9 @@ class SQLiteSessionStore(SessionStore):
         with self._worker_lock:
             workers = [w for w in (self._worker, self._searcher) if w is not None]
             self._worker = self._searcher = None
+            inline, self._inline = self._inline, self._new_inline()
+        if inline is not None:
+            inline.close()
         for worker in workers:
             await wait_stopped(worker.stop_job())
 
@@ -237,7 +282,7 @@ class SQLiteSessionStore(SessionStore):
             except sqlite3.IntegrityError as exc:
                 raise SessionExists(session.id) from exc
 
-        await self._transaction(insert)
+        await self._transaction(insert, small=True)
         return session
 
     @override
@@ -318,7 +363,7 @@ class SQLiteSessionStore(SessionStore):
         statement = sql.BUMP if state is None else sql.BUMP_AND_SAVE_STATE
         lease = None if release is None else {"session_id": session_id, "owner": release}
         work = partial(jobs.append, statement, bump, stored, rows, blobs, named, lease)
-        first, merged = await self._transaction(work)
+        first, merged = await self._transaction(work, small=not blobs)
         for index, event in merged.items():
             stored[index] = event
         for seq, event in enumerate(stored, first):
@@ -341,7 +386,7 @@ class SQLiteSessionStore(SessionStore):
             db.execute(sql.SAVE_PENDING, jobs.pending_row(partial_event))
             return partial_event
 
-        return await self._transaction(prepare)
+        return await self._transaction(prepare, small=not blobs)
 
     @override
     async def events(self, session_id: str, *, view: View = "all", after_seq: int = 0) -> list[Event]:
@@ -403,7 +448,7 @@ class SQLiteSessionStore(SessionStore):
     @override
     async def update_state(self, session_id: str, state: dict[str, Any]) -> None:
         params = {"session_id": session_id, "state": encode_state(state), "updated_at": iso(utcnow())}
-        if not await self._transaction(partial(jobs.fetch, sql.UPDATE_STATE, params)):
+        if not await self._transaction(partial(jobs.fetch, sql.UPDATE_STATE, params), small=True):
             raise SessionNotFound(session_id)
 
     @asynccontextmanager
@@ -481,7 +526,7 @@ class SQLiteSessionStore(SessionStore):
         # (`run_lock` raises before its `finally`): release it here, or it would hold the
         # session until it expires.
         undo = partial(self._release_lease, session_id, owner)
-        return bool(await self._write_leases(partial(jobs.fetch, sql.TAKE_LEASE, lease), undo=undo))
+        return bool(await self._write_leases(partial(jobs.fetch, sql.TAKE_LEASE, lease), undo=undo, small=True))
 
     async def _release_lease(self, session_id: str, owner: str) -> None:
         """Release a lease; if that fails (a full disk), leave it to the next lease write.
@@ -493,15 +538,17 @@ class SQLiteSessionStore(SessionStore):
         with suppress(StoreError):
             # Finished even if the caller is cancelled: the session must not stay held.
             lease = {"session_id": session_id, "owner": owner}
-            await self._transaction(partial(jobs.fetch, sql.RELEASE_LEASE, lease), finish=True)
+            await self._transaction(partial(jobs.fetch, sql.RELEASE_LEASE, lease), finish=True, small=True)
             self._unreleased.discard((session_id, owner))
 
     async def _write_leases(
-        self, work: Callable[[sqlite3.Connection], _T], *, undo: Callable[[], Awaitable[None]] | None = None
+        self, work: Callable[[sqlite3.Connection], _T], *, undo: Callable[[], Awaitable[None]] | None = None,
+        small: bool = False,
     ) -> _T:
         """A write that reads leases: the ones this store failed to release go first."""
         stale = list(self._unreleased)
-        result = await self._transaction(partial(jobs.after_releasing, stale, work) if stale else work, undo=undo)
+        work = partial(jobs.after_releasing, stale, work) if stale else work
+        result = await self._transaction(work, undo=undo, small=small)
         self._unreleased.difference_update(stale)
         return result
 
@@ -511,7 +558,7 @@ class SQLiteSessionStore(SessionStore):
             # A write that fails now (the file briefly locked) is retried next period.
             with suppress(StoreError):
                 lease = {"session_id": session_id, "owner": owner, "expires_at": time.time() + self.lock_ttl}
-                await self._transaction(partial(jobs.fetch, sql.RENEW_LEASE, lease))
+                await self._transaction(partial(jobs.fetch, sql.RENEW_LEASE, lease), small=True)
 
     @override
     async def search(
