@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from hookline import State, hook
 from hookline.models import ModelRequest, ModelResponse
 from hookline.sessions import SessionStore
 from support.waiting import await_until
@@ -88,6 +89,23 @@ async def test_another_process_answers_for_a_run_from_the_log(
         info = await ended(two, run_id.json()["run_id"])
     assert info["state"] == "completed"
     assert info["result"]["output"] == "You said: hi"
+
+
+async def test_a_background_run_is_on_record_when_its_id_is_answered(
+    make_server: Callable[..., LiveServer], store: SessionStore
+) -> None:
+    # The 202 came back before the run's first write: another process asked for the run at
+    # once and was told it did not exist.
+    @hook
+    async def late_start(state: State) -> None:
+        await asyncio.sleep(0.5)
+
+    agent = make_agent(store)
+    first, second = make_server(agent.clone(hooks={**agent.hooks, "before_run": [late_start]})), make_server()
+    async with httpx.AsyncClient(base_url=first.url) as one, httpx.AsyncClient(base_url=second.url) as two:
+        session_id = await new_session(one)
+        run_id = (await one.post(f"/v1/sessions/{session_id}/runs", json={"prompt": "hi", "background": True}))
+        assert (await run_info(two, run_id.json()["run_id"]))["state"] in ("running", "completed")
 
 
 async def test_reject_is_409_as_for_a_run_without_an_id(client: httpx.AsyncClient) -> None:

@@ -1,8 +1,8 @@
 """Runs with ids: background runs, webhooks, and what a run does when its session is busy.
 
 A run gets an id when its request asks for more than its answer (`RunBody.service()`):
-`"background": true` (202 with the id at once; `GET /v1/runs/{run_id}` tells its state and
-result), a `"webhook"` (the outcome POSTed there, signed: `webhooks.py`), or an `"if_busy"`
+`"background": true` (202 with the id as soon as the run's first event is stored, so any
+process can tell of it; `GET /v1/runs/{run_id}` tells its state and result), a `"webhook"` (the outcome POSTed there, signed: `webhooks.py`), or an `"if_busy"`
 other than `"reject"`. Its id names its session (`"<session id>~<hex>"`), and every event
 it writes carries the id (`metadata["run_id"]`, `hookline.sessions._tagged`), so any process
 sharing the store answers `GET /v1/runs/{run_id}` from the log; the process running it
@@ -170,6 +170,8 @@ class BackgroundRuns:
         else:
             await self._queue(record, run)
         if background:
+            if record.channel is not None:  # started: its id is answered once another process can find it
+                await record.channel.recorded()
             return json_response(RunAccepted(run_id=record.run_id, session_id=session_id, state=record.state,
                                              url=f"/v1/runs/{record.run_id}"), 202)
         await record.started.wait()

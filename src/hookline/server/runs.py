@@ -50,6 +50,7 @@ class RunChannel:
         self.result: RunResult | None = None
         self.error: BaseException | None = None
         self._started = asyncio.Event()
+        self._recorded = asyncio.Event()
         self._finished = asyncio.Event()
 
     @property
@@ -62,6 +63,8 @@ class RunChannel:
         self.published += 1
         self.hub.publish(event)
         self._started.set()
+        if event.seq is not None:
+            self._recorded.set()
 
     def finish(self, result: RunResult | None = None, error: BaseException | None = None) -> None:
         """Record the outcome; the readers bound to the run end."""
@@ -69,11 +72,16 @@ class RunChannel:
         self.finished_at = time.monotonic()
         self._finished.set()
         self._started.set()
+        self._recorded.set()
         self.hub.run_ended()
 
     async def started(self) -> None:
         """Wait until the first event is published or the run has ended."""
         await self._started.wait()
+
+    async def recorded(self) -> None:
+        """Wait until the run's first event is stored (so any process sharing the store can tell of it) or it ended."""
+        await self._recorded.wait()
 
     async def ended(self) -> None:
         """Wait until the run has ended (its `result` or `error` is set)."""
