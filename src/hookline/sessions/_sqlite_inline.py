@@ -76,11 +76,12 @@ class Inline:
         if held is None:
             return False, None
         with held.lock:
-            if held.db is None:  # closed by `close` since this thread opened it
+            db = held.db
+            if db is None:  # closed by `close` since this thread opened it: the next write opens another
                 self._local.held = None
                 return False, None
             try:
-                value = in_transaction(work, held.db)
+                value = in_transaction(work, db)
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorcode & 0xFF in _BUSY:
                     return False, None
@@ -119,10 +120,9 @@ class Inline:
         return held
 
     def close(self) -> None:
-        """Close this process's connections, each once its write in progress ends; later writes go to the thread."""
+        """Close this process's connections once their writes in progress end; a thread's next write opens another."""
         with self._lock:
             opened, self._opened = self._opened, []
-        _LIVE.discard(self)
         for held in opened:
             if held.pid != os.getpid():
                 continue

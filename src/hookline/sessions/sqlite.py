@@ -256,9 +256,8 @@ class SQLiteSessionStore(SessionStore):
         with self._worker_lock:
             workers = [w for w in (self._worker, self._searcher) if w is not None]
             self._worker = self._searcher = None
-            inline, self._inline = self._inline, self._new_inline()
-        if inline is not None:
-            inline.close()
+        if self._inline is not None:
+            self._inline.close()
         for worker in workers:
             await wait_stopped(worker.stop_job())
 
