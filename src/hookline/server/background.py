@@ -3,10 +3,11 @@
 A run gets an id when its request asks for more than its answer (`RunBody.service()`):
 `"background": true` (202 with the id as soon as the run's first event is stored, so any
 process can tell of it; `GET /v1/runs/{run_id}` tells its state and result), a `"webhook"`
-(the outcome POSTed there, signed: `webhooks.py`), or an `"if_busy"` other than `"reject"`. Its id names its session (`"<session id>~<hex>"`), and every event
-it writes carries the id (`metadata["run_id"]`, `hookline.sessions._tagged`), so any process
-sharing the store answers `GET /v1/runs/{run_id}` from the log; the process running it
-answers from memory, with its whole `RunResult` and its webhook's delivery.
+(the outcome POSTed there, signed: `webhooks.py`), or an `"if_busy"` other than `"reject"`.
+Its id names its session (`"<session id>~<hex>"`), and every event it writes carries the id
+(`metadata["run_id"]`, `hookline.sessions._tagged`), so any process sharing the store answers
+`GET /v1/runs/{run_id}` from the log; the process running it answers from memory, with its
+whole `RunResult` and its webhook's delivery.
 
 When a run goes on in the session, here or in another process:
 
