@@ -119,6 +119,17 @@ class _UnclosableModel(FunctionModel):
         await _ignore_cancellation(SLOW_SECONDS)
 
 
+class _BlockingClose:
+    """A hook whose synchronous close() blocks the event loop's thread (a client flushing to a dead host)."""
+
+    def run(self, state: State) -> None:
+        pass
+
+    def close(self) -> None:
+        print("the hook closes", file=sys.stderr, flush=True)
+        time.sleep(SLOW_SECONDS)
+
+
 @hook
 def _needs_approval(state: State) -> None:
     for call in state.tool_calls:
@@ -141,6 +152,8 @@ threaded = Agent("threaded", model=FunctionModel(_threaded_script, name="scripte
 stubborn = Agent("stubborn", model=FunctionModel(_stubborn_script, name="scripted"), tools=[add])
 lingering = Agent("lingering", model=FunctionModel(_lingering_script, name="scripted"), tools=[add])
 unclosable = Agent("unclosable", model=_UnclosableModel(_add_script, name="scripted"), tools=[add])
+blocking_close = Agent("blocking", model=FunctionModel(_add_script, name="scripted"), tools=[add],
+                       hooks={HookPoint.BEFORE_RUN: [_BlockingClose()]})
 quiet_tools = Agent("quiet", model=FunctionModel(_add_script, name="scripted"), tools=[add],
                     status=StatusOptions(tool=False))
 not_an_agent = 42

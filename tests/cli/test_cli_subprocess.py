@@ -67,6 +67,7 @@ class Running:
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
         assert HOOKLINE is not None
+        env = {**env, "PYTHONFAULTHANDLER": "1"}  # SIGABRT prints every thread's stack: see `exit`
         self.process = subprocess.Popen([HOOKLINE, *args], env=env, cwd=cwd, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.stderr = b""
@@ -114,9 +115,17 @@ class Running:
 
         Then wait until `stderr` holds all it wrote: its last line (e.g. the one `quit_now`
         writes just before `os._exit`) may still be in the pipe, unread by a reader thread
-        that a loaded machine runs late.
+        that a loaded machine runs late. A process that does not end is aborted, and the
+        failure shows where each of its threads was.
         """
-        code = self.process.wait(timeout=DEADLINE)
+        try:
+            code = self.process.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGABRT)
+            self.process.wait(timeout=DEADLINE)
+            with self._changed:
+                self._changed.wait_for(lambda: self._eof, DEADLINE)
+            pytest.fail(f"the process did not end within {DEADLINE:g} s; its stderr:\n{self.stderr.decode()}")
         seconds = time.monotonic() - self.signalled
         with self._changed:
             assert self._changed.wait_for(lambda: self._eof, DEADLINE), "stderr stayed open after the process ended"
@@ -298,6 +307,16 @@ def test_ctrl_c_at_the_chat_prompt_exits_within_2_s_though_the_agent_never_close
     assert b"the model closes" in running.stderr
     assert b"the agent did not close within 1.7 s of Ctrl-C: left behind" in running.stderr
     assert b"Task was destroyed" not in running.stderr
+
+
+def test_ctrl_c_at_the_chat_prompt_exits_within_2_s_though_a_hook_blocks_in_its_close(tmp_path: Path) -> None:
+    # The closing's bound is the event loop's, which a blocking close() holds: the watchdog ends it.
+    with Running(["chat", "--agent", f"{AGENTS}:blocking_close"], clean_env(), tmp_path) as running:
+        running.wait_for("you> ")
+        running.interrupt()
+        assert_quick_exit(running)
+    assert b"the hook closes" in running.stderr
+    assert b"interrupted: the cleanup did not end within 1.7 s of Ctrl-C" in running.stderr
 
 
 def assert_closing_bounded(running: Running) -> None:

@@ -16,7 +16,9 @@ executor, and `end_process` ends the process without joining such threads.
 When a Ctrl-C ends the command, what follows it ends within `EXIT_AFTER_CTRL_C` seconds of
 that Ctrl-C, however late in its grace the run stopped: `close` winding down the tasks,
 async generators and executor the run left, then `end_process` joining threads. What has
-not finished by then is left behind too.
+not finished by then is left behind too. Those bounds are the event loop's, so a watchdog
+backs them: should something block the loop's thread itself (a hook's synchronous `close()`
+that never returns), the process ends `_WATCHDOG_SLACK` seconds after that deadline.
 
 On the way out the command closes what it opened (its agent's toolsets and model, its
 session store) through `CommandLoop.closing`: all at once, so that one that hangs holds up
@@ -72,6 +74,9 @@ _JOIN = 0.2
 _CLOSE = 0.5
 """Seconds `CommandLoop.close` gives each step of its cleanup."""
 
+_WATCHDOG_SLACK = 0.2
+"""Seconds past the cleanup's deadline after a Ctrl-C before its watchdog ends the process, cleanup or not."""
+
 _CTRL_C = 130
 _exit_deadline = math.inf  # time.monotonic() by which `end_process` stops waiting; a Ctrl-C's close sets it
 _left_behind = False  # a closing was left behind: the interpreter's exit would complain of its pending tasks
@@ -125,6 +130,7 @@ class CommandLoop:
         self._ctrl_c_at: float | None = None
         self._deadline = math.inf
         self._watchdog: threading.Timer | None = None
+        self._exit_watchdog: threading.Timer | None = None  # armed once a Ctrl-C ends the command
         self._between_runs = contextlib.ExitStack()
 
     def __enter__(self) -> CommandLoop:
@@ -247,11 +253,14 @@ class CommandLoop:
             loop.close()  # shuts a busy executor down without waiting for it
 
     def _end_by_ctrl_c(self) -> None:
-        """Set the deadline of all that follows the Ctrl-C that ends the command (the last one)."""
+        """Set the deadline of all that follows the Ctrl-C that ends the command (the last one), and its watchdog."""
         global _exit_deadline
         ctrl_c_at = time.monotonic() if self._ctrl_c_at is None else self._ctrl_c_at
         self._ctrl_c_at = ctrl_c_at
         self._deadline = _exit_deadline = ctrl_c_at + EXIT_AFTER_CTRL_C
+        if self._exit_watchdog is None:
+            late = f"interrupted: the cleanup did not end within {EXIT_AFTER_CTRL_C:g} s of Ctrl-C"
+            self._exit_watchdog = watchdog(_exit_deadline + _WATCHDOG_SLACK - time.monotonic(), late)
 
     def _finish_tasks(self) -> None:
         tasks = asyncio.all_tasks(self._loop)
