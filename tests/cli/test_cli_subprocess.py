@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -109,6 +110,15 @@ class Running:
         """Send Ctrl-C (SIGINT), and note when."""
         self.signalled = time.monotonic()
         self.process.send_signal(signal.SIGINT)
+
+    def interrupt_another_thread(self) -> None:
+        """Send SIGINT to a thread of the process other than its main one (as the kernel may), and note when."""
+        pid = self.process.pid
+        others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
+        assert others, "the process has no thread besides its main one"
+        self.signalled = time.monotonic()
+        if ctypes.CDLL(None, use_errno=True).tgkill(pid, others[0], signal.SIGINT) != 0:
+            raise OSError(ctypes.get_errno(), "tgkill failed")
 
     def exit(self) -> tuple[int, float]:
         """Wait for the process to end: its exit code, and the seconds from the last `interrupt()` to its end.
@@ -295,6 +305,16 @@ def test_ctrl_c_at_the_chat_prompt_exits_130(tmp_path: Path) -> None:
     with Running(["chat", "--agent", f"{AGENTS}:agent"], clean_env(), tmp_path) as running:
         running.wait_for("you> ")
         running.interrupt()
+        assert_quick_exit(running)
+
+
+def test_ctrl_c_at_the_chat_prompt_exits_130_though_another_thread_takes_the_signal(tmp_path: Path) -> None:
+    # The signal's handler runs in the main thread only once its read() returns, and a read
+    # of stdin (unlike the read of a signal that lands in the main thread, or just before
+    # it) returns only with the next line: the prompt waits on a wakeup fd as well.
+    with Running(["chat", "--agent", f"{AGENTS}:agent", "--db", "s.db"], clean_env(), tmp_path) as running:
+        running.wait_for("you> ")
+        running.interrupt_another_thread()  # the store's thread
         assert_quick_exit(running)
 
 

@@ -1,8 +1,9 @@
 """`hookline chat`: a REPL on one session, answers streamed, approvals asked inline.
 
-The REPL reads lines in the main thread and runs each turn on one `CommandLoop`, so the
-store's connection lives across turns. Ctrl-C during a turn cancels only that turn (within
-2 s; a second Ctrl-C quits at once); at the prompt it ends the chat (exit code 130).
+The REPL reads lines in the main thread (`LineReader`: a Ctrl-C always interrupts it) and
+runs each turn on one `CommandLoop`, so the store's connection lives across turns. Ctrl-C
+during a turn cancels only that turn (within 2 s; a second Ctrl-C quits at once); at the
+prompt it ends the chat (exit code 130).
 The prompt (`you> `) and status lines go to stderr, answers to stdout.
 """
 
@@ -17,6 +18,7 @@ from rich.text import Text
 
 from hookline._cli.exits import ExitCode, error
 from hookline._cli.interrupts import CommandLoop
+from hookline._cli.line_input import LineReader
 from hookline._cli.render import status_line
 from hookline._cli.run import chat_line, describe_interruption, note_local_model
 from hookline._cli.setup import build_agent, open_store, store_location, uses_local_default
@@ -52,6 +54,7 @@ class _Chat:
     session_id: str
     max_turns: int | None
     stderr: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+    lines: LineReader = field(default_factory=LineReader)
     line_open: bool = False
 
 
@@ -69,20 +72,19 @@ def chat_command(options: ChatOptions) -> ExitCode:
         pending = loop.run(_pending_interruptions(chat))
         if pending:
             _approve_and_resume(loop, chat, pending)
-        while (line := _read_line()) is not None:
+        while (line := _read_line(chat)) is not None:
             _turn(loop, chat, line)
     return ExitCode.OK
 
 
-def _read_line() -> str | None:
+def _read_line(chat: _Chat) -> str | None:
     """Read the next prompt; None at end of input or on `exit`."""
     while True:
-        print("you> ", end="", file=sys.stderr, flush=True)
-        try:
-            line = input().strip()
-        except EOFError:
+        line = chat.lines.read_line("you> ")
+        if line is None:
             print(file=sys.stderr)
             return None
+        line = line.strip()
         if line.lower() in _QUIT:
             return None
         if line:
@@ -146,12 +148,7 @@ def _approve_and_resume(loop: CommandLoop, chat: _Chat, pending: list[Interrupti
 
 def _ask(chat: _Chat, item: Interruption) -> bool | str:
     chat.stderr.print(Text(describe_interruption(item), style="yellow"), soft_wrap=True)
-    print("approve? [y/N/reason] ", end="", file=sys.stderr, flush=True)
-    try:
-        answer = input()
-    except EOFError:
-        answer = ""
-    return parse_approval(answer)
+    return parse_approval(chat.lines.read_line("approve? [y/N/reason] ") or "")
 
 
 def parse_approval(answer: str) -> bool | str:
