@@ -63,6 +63,10 @@ CTRL_C_LIMIT = 2.0 + float(os.environ.get("HOOKLINE_TEST_CTRL_C_SLACK", "1.5"))
 """Seconds from Ctrl-C to exit: the promised 2 s, plus a slack for a loaded machine."""
 
 
+_WAITS = ("do_epoll_wait", "poll_schedule_timeout", "anon_pipe_read", "pipe_read")
+"""Where the kernel says a thread waits (the start of its wchan) in an event loop, a select() or a read of a pipe."""
+
+
 class Running:
     """A hookline process whose stderr is read in a thread, to wait for a line and signal it."""
 
@@ -112,8 +116,10 @@ class Running:
         self.process.send_signal(signal.SIGINT)
 
     def interrupt_another_thread(self) -> None:
-        """Send SIGINT to a thread of the process other than its main one (as the kernel may), and note when."""
+        """Once the main thread waits in a system call, send SIGINT to another thread (as the kernel may); note when."""
         pid = self.process.pid
+        main = Path(f"/proc/{pid}/task/{pid}/wchan")
+        wait_until(lambda: main.read_text().startswith(_WAITS), "the main thread waits in a system call")
         others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
         assert others, "the process has no thread besides its main one"
         self.signalled = time.monotonic()
@@ -268,6 +274,16 @@ def test_ctrl_c_ends_the_process_within_2_s_whatever_a_late_run_leaves_behind(tm
         running.interrupt()
         assert_quick_exit(running, limit=2.0)
         assert b"did not stop" not in running.stderr, "the grace, not the cleanup's deadline, ended it"
+
+
+def test_ctrl_c_cancels_a_run_though_another_thread_takes_the_signal(tmp_path: Path) -> None:
+    # The event loop waits in epoll_wait(), which only a signal that lands in the main thread
+    # interrupts: it used to wait until the model's worker thread ended (30 s).
+    with Running(["run", "hi", "--agent", f"{AGENTS}:threaded", "--db", "s.db"], clean_env(), tmp_path) as running:
+        running.wait_for("calling model")
+        running.interrupt_another_thread()
+        assert_quick_exit(running)
+    assert b"cancelling the run" in running.stderr
 
 
 def test_ctrl_c_during_a_chat_turn_cancels_the_turn(tmp_path: Path) -> None:

@@ -42,6 +42,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from types import FrameType, TracebackType
 from typing import Any, NoReturn, TypeVar
 
+from hookline._cli.wakeup import WakeupPipe
+
 __all__ = ["CLOSE_LIMIT", "EXIT_AFTER_CTRL_C", "GRACE", "CommandLoop", "Closer", "end_process", "quit_now", "watchdog"]
 
 GRACE = 1.5
@@ -132,9 +134,11 @@ class CommandLoop:
         self._watchdog: threading.Timer | None = None
         self._exit_watchdog: threading.Timer | None = None  # armed once a Ctrl-C ends the command
         self._between_runs = contextlib.ExitStack()
+        self._wakeup = WakeupPipe()
 
     def __enter__(self) -> CommandLoop:
         asyncio.set_event_loop(self._loop)
+        self._loop.add_reader(self._wakeup.fileno(), self._wakeup.drain)
         self._between_runs.enter_context(self._sigint_handled(self._note_ctrl_c))
         return self
 
@@ -250,7 +254,9 @@ class CommandLoop:
         finally:
             self._between_runs.close()
             asyncio.set_event_loop(None)
+            loop.remove_reader(self._wakeup.fileno())
             loop.close()  # shuts a busy executor down without waiting for it
+            self._wakeup.close()
 
     def _end_by_ctrl_c(self) -> None:
         """Set the deadline of all that follows the Ctrl-C that ends the command (the last one), and its watchdog."""
@@ -285,7 +291,8 @@ class CommandLoop:
             return
         previous = signal.signal(signal.SIGINT, handler or self._on_sigint)
         try:
-            yield
+            with self._wakeup.installed():  # the loop wakes, and the handler runs, wherever the signal lands
+                yield
         finally:
             signal.signal(signal.SIGINT, previous)
 

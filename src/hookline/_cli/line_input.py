@@ -4,12 +4,11 @@
 call, in the main thread. A Ctrl-C that lands just before it (between the prompt's write
 and the read: a window a loaded machine can stretch) or in another thread only sets
 Python's flag, and its handler waits for the read to return: for the next line, however
-long that is. So `LineReader` waits in `select()` on stdin and on a wakeup file descriptor
-(`signal.set_wakeup_fd`) that the signal writes to wherever and whenever it lands: the
-wait ends, and the handler runs as soon as Python code does. It then reads stdin itself,
-unbuffered by `sys.stdin`, so no line waits unseen in a buffer that `select()` cannot see.
-(POSIX: `select()` on a pipe or terminal. A stdin without a file descriptor, as a test
-runner's, is read with `input()`.)
+long that is. So `LineReader` waits in `select()` on stdin and on a `WakeupPipe`, which
+the signal writes to wherever and whenever it lands: the wait ends, and the handler runs
+as soon as Python code does. It then reads stdin itself, unbuffered by `sys.stdin`, so no
+line waits unseen in a buffer that `select()` cannot see. (POSIX: `select()` on a pipe or
+terminal. A stdin without a file descriptor, as a test runner's, is read with `input()`.)
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import sys
-from collections.abc import Iterator
+
+from hookline._cli.wakeup import WakeupPipe
 
 __all__ = ["LineReader"]
 
@@ -66,15 +65,13 @@ class LineReader:
 
     def _wait_readable(self, fd: int) -> None:
         """Return once `fd` is readable; a signal meanwhile has its handler run (which may raise)."""
-        with _wakeup_pipe() as wakeup:
+        with contextlib.closing(WakeupPipe()) as wakeup, wakeup.installed():
             while True:
-                readable, _, _ = select.select([fd, wakeup], [], [])
-                if wakeup in readable:
-                    with contextlib.suppress(BlockingIOError):
-                        os.read(wakeup, _CHUNK)
-                    # Back in Python code: a signal's handler has run by now, and raised if it would.
+                readable, _, _ = select.select([fd, wakeup.fileno()], [], [])
+                # Back in Python code: a signal's handler has run by now, and raised if it would.
                 if fd in readable:
                     return
+                wakeup.drain()
 
 
 def _stdin_fd() -> int | None:
@@ -83,20 +80,3 @@ def _stdin_fd() -> int | None:
         return sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):  # replaced by an object without one, or closed
         return None
-
-
-@contextlib.contextmanager
-def _wakeup_pipe() -> Iterator[int]:
-    """The read end of a pipe that every signal writes a byte to while the block runs (main thread only)."""
-    read_end, write_end = os.pipe()
-    os.set_blocking(read_end, False)
-    os.set_blocking(write_end, False)
-    try:
-        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-        try:
-            yield read_end
-        finally:
-            signal.set_wakeup_fd(previous)
-    finally:
-        os.close(read_end)
-        os.close(write_end)
