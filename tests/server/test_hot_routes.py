@@ -68,6 +68,42 @@ async def test_it_creates_sessions_and_runs_them_itself(light: tuple[httpx.Async
     assert behind.reached == []
 
 
+async def test_it_streams_a_sessions_events_after_the_last_event_id_itself(
+    light: tuple[httpx.AsyncClient, Behind],
+) -> None:
+    http, behind = light
+    await http.post("/v1/sessions", json={"id": "s1"})
+    await http.post("/v1/sessions/s1/runs", json={"prompt": "hello"})
+    every = await http.get("/v1/sessions/s1/events/stream")
+    ids = [int(line[4:]) for line in every.text.splitlines() if line.startswith("id: ")]
+    assert every.status_code == 200
+    assert every.headers["content-type"].startswith("text/event-stream")
+    assert len(ids) > 2
+    assert ids == sorted(ids)
+    after = await http.get("/v1/sessions/s1/events/stream", headers={"Last-Event-ID": str(ids[1])})
+    assert [int(line[4:]) for line in after.text.splitlines() if line.startswith("id: ")] == ids[2:]
+    missing = await http.get("/v1/sessions/nope/events/stream")
+    assert (missing.status_code, missing.json()["error"]) == (404, "not_found")
+    assert behind.reached == []
+
+
+@pytest.mark.parametrize(("query", "last_event_id"), [
+    ("?follow=true", None),  # a query: FastAPI reads it
+    ("?after_seq=1", None),
+    ("", "-1"),  # FastAPI's 422 says what is wrong
+    ("", "1.5"),
+    ("", str(2**62 + 1)),
+])
+async def test_a_stream_it_is_unsure_of_goes_on_untouched(
+    light: tuple[httpx.AsyncClient, Behind], query: str, last_event_id: str | None
+) -> None:
+    http, behind = light
+    headers = {} if last_event_id is None else {"Last-Event-ID": last_event_id}
+    answer = await http.get(f"/v1/sessions/s1/events/stream{query}", headers=headers)
+    assert answer.status_code == 299
+    assert behind.reached == [("/v1/sessions/s1/events/stream", b"")]
+
+
 @pytest.mark.parametrize(("path", "content", "headers"), [
     ("/v1/sessions", b'{"id": "bad id!"}', {}),  # not the schema: FastAPI's 422 lists the problems
     ("/v1/sessions", b"{not json", {}),

@@ -1,16 +1,19 @@
-"""The light path of the two requests every run makes: `POST /v1/sessions` and `POST /v1/sessions/{id}/runs`.
+"""The light path of the requests every run makes: `POST /v1/sessions`, `POST /v1/sessions/{id}/runs`, and its viewers'.
 
 FastAPI's way to a route (its exception and exit-stack middlewares, matching every route
 in turn, building a `Request`, solving each dependency, parsing and validating the body,
 building the answer) cost a served run about as much CPU as the run's own loop. This
 ASGI layer, the innermost of the app's middlewares (tokens and body limits are checked
-before it), answers these two requests itself with the routes' own functions
-(`routes.create_in_store`, `routes.answer_run_body`), and hands every other request on.
+before it), answers these requests itself with the routes' own functions
+(`routes.create_in_store`, `routes.answer_run_body`, and for a viewer's
+`GET /v1/sessions/{id}/events/stream` without a query, `routes.open_event_stream`), and
+hands every other request on.
 
 It never answers differently from the routes. A request it is not sure of goes on to
 FastAPI untouched, its body replayed: a body that is not a JSON object of the route's
 schema (FastAPI's 422 lists the problems), a content type other than JSON, a chunked
-body, a run whose deps a factory builds (the route checks the owner before calling it).
+body, a run whose deps a factory builds (the route checks the owner before calling it),
+a stream with a query string or a `Last-Event-ID` other than one number in range.
 Failures are answered by the same table as the routes' (`errors.failure_response`).
 """
 
@@ -26,13 +29,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hookline.server.auth import current_user
 from hookline.server.errors import failure_response
-from hookline.server.routes import ServerContext, answer_run_body, create_in_store
-from hookline.server.schemas import CreateSession, RunBody
+from hookline.server.routes import ServerContext, answer_run_body, create_in_store, open_event_stream
+from hookline.server.schemas import MAX_SEQ, CreateSession, RunBody
 from hookline.server.sse import wants_sse
 
 __all__ = ["HotRoutes"]
 
 _RUNS = re.compile(r"^/v1/sessions/([^/]+)/runs$")
+_STREAM = re.compile(r"^/v1/sessions/([^/]+)/events/stream$")
+_SEQ_DIGITS = len(str(MAX_SEQ))
 _JSON_TYPES = (b"application/json",)
 
 
@@ -50,8 +55,26 @@ class HotRoutes:
         self.context = context
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer one of the two requests, or hand the request on."""
-        route = _route_of(scope) if scope["type"] == "http" and scope["method"] == "POST" else None
+        """Answer one of the requests, or hand the request on."""
+        if scope["type"] == "http" and scope["method"] == "GET" and (stream := _stream_of(scope)) is not None:
+            await self._stream(scope, receive, send, *stream)
+        elif scope["type"] == "http" and scope["method"] == "POST":
+            await self._post(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, session_id: str, after: int) -> None:
+        """Answer a viewer's stream of the session's events after `after`."""
+        try:
+            user = await current_user(Request(scope, receive))
+            response = await open_event_stream(self.context, session_id, user, after=after, follow=False)
+        except Exception as exc:  # every failure gets the routes' answer
+            response = failure_response(scope["method"], scope["path"], exc)
+        await response(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a session's creation or a run, or hand the request on."""
+        route = _route_of(scope)
         if route is None or (route != "create" and self.context.deps is not None) or not _plain_json(scope):
             await self.app(scope, receive, send)
             return
@@ -79,6 +102,19 @@ def _route_of(scope: Scope) -> str | None:
         return "create"
     found = _RUNS.match(path)
     return found.group(1) if found else None
+
+
+def _stream_of(scope: Scope) -> tuple[str, int] | None:
+    """`(session id, Last-Event-ID or 0)` for a stream of events without a query; None for anything else."""
+    found = _STREAM.match(scope["path"])
+    if found is None or scope["query_string"]:
+        return None
+    ids = [value for name, value in scope["headers"] if name == b"last-event-id"]
+    if not ids:
+        return found.group(1), 0
+    if len(ids) > 1 or not (ids[0].isdigit() and len(ids[0]) <= _SEQ_DIGITS) or int(ids[0]) > MAX_SEQ:
+        return None  # FastAPI says what is wrong with it
+    return found.group(1), int(ids[0])
 
 
 def _plain_json(scope: Scope) -> bool:

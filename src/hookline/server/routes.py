@@ -61,7 +61,7 @@ from hookline.types import View
 
 __all__ = [
     "CUT_HEADER", "STATIC_DIR", "RunBuilder", "ServerContext", "ServiceRuns", "answer_run_body", "api",
-    "create_in_store", "public", "stream_channel",
+    "create_in_store", "open_event_stream", "public", "stream_channel",
 ]
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -255,8 +255,15 @@ async def stream_events(
     `follow=true` it stays open across runs, whoever starts them, in any process sharing the
     store, until the client leaves, the session is deleted or the server stops.
     """
-    await _owned(context, session_id, user)
     after = last_event_id if last_event_id is not None else after_seq
+    return await open_event_stream(context, session_id, user, after=after, follow=follow)
+
+
+async def open_event_stream(
+    context: ServerContext, session_id: str, user: str, *, after: int, follow: bool
+) -> Response:
+    """`stream_events`' answer to `user` (also the light path's, `hot_routes`)."""
+    await _owned(context, session_id, user)
     hub, here = context.runs.hub(session_id), context.runs.get(session_id) is not None
     if not follow and not here and await context.relay.run_active(session_id):  # a run in another process
         hub.run_started()
