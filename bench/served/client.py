@@ -35,12 +35,17 @@ class Connection:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
-    async def request(self, method: str, path: str, body: Any = None, *, sse: bool = False) -> Answer:
-        """Send one request and read its whole answer (JSON, or SSE frames until the stream ends)."""
+    async def request(
+        self, method: str, path: str, body: Any = None, *, sse: bool = False, headers: str = ""
+    ) -> Answer:
+        """Send one request (`headers`: more header lines, each ending in CRLF) and read its whole answer.
+
+        The answer is JSON, or with `sse` the SSE frames until the stream ends.
+        """
         payload = b"" if body is None else json.dumps(body).encode()
         accept = "text/event-stream" if sse else "application/json"
         head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nAccept: {accept}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n")
+                f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n{headers}\r\n")
         reader, writer = await self._open()
         writer.write(head.encode() + payload)
         try:

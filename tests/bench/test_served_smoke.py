@@ -1,5 +1,6 @@
 """`bench/served/run.py` must not rot: one round at tiny sizes on `hookline serve --db :memory:`,
-and on the peers' servers when their venv is built (`~/.cache/hookline-served-peers`)."""
+and on the peers' servers when their venv is built (`~/.cache/hookline-served-peers`); nor
+must `bench/served/viewer.py`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVED = ROOT / "bench" / "served" / "run.py"
+VIEWER = ROOT / "bench" / "served" / "viewer.py"
 PEERS = Path.home() / ".cache" / "hookline-served-peers" / "bin" / "adk"
 TINY = ["--rounds", "1", "--latency-runs", "3", "--throughput-runs", "6", "--concurrency", "3", "--warmup", "2"]
 
@@ -40,3 +42,11 @@ def test_the_served_benchmark_runs_the_peers_servers(tmp_path: Path) -> None:
     figures = _served(tmp_path, "--peers", "--only", "adk-memory")
     (result,) = figures["results"]  # type: ignore[misc]
     assert result["runs_per_s"] > 0
+
+
+def test_the_viewer_benchmark_measures_the_streams_of_hookline_serve() -> None:
+    done = subprocess.run([sys.executable, str(VIEWER), "--only", "hookline-memory", "--requests", "20"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "hookline-memory: " in done.stdout
+    assert "µs of server CPU per viewer stream (20 streams)" in done.stdout
