@@ -325,9 +325,9 @@ def test_ctrl_c_at_the_chat_prompt_exits_130(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_at_the_chat_prompt_exits_130_though_another_thread_takes_the_signal(tmp_path: Path) -> None:
-    # The signal's handler runs in the main thread only once its read() returns, and a read
-    # of stdin (unlike the read of a signal that lands in the main thread, or just before
-    # it) returns only with the next line: the prompt waits on a wakeup fd as well.
+    # A SIGINT interrupts the prompt's read() only if it lands in the main thread while it
+    # waits; one that landed in another thread (or just before the read: CI's hang) left its
+    # handler waiting for the next line. The prompt now waits on a wakeup fd as well.
     with Running(["chat", "--agent", f"{AGENTS}:agent", "--db", "s.db"], clean_env(), tmp_path) as running:
         running.wait_for("you> ")
         running.interrupt_another_thread()  # the store's thread
