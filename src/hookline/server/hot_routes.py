@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hookline.server.auth import current_user
@@ -65,12 +68,8 @@ class HotRoutes:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send, session_id: str, after: int) -> None:
         """Answer a viewer's stream of the session's events after `after`."""
-        try:
-            user = await current_user(Request(scope, receive))
-            response = await open_event_stream(self.context, session_id, user, after=after, follow=False)
-        except Exception as exc:  # every failure gets the routes' answer
-            response = failure_response(scope["method"], scope["path"], exc)
-        await response(scope, receive, send)
+        respond = partial(open_event_stream, self.context, session_id, after=after, follow=False)
+        await _answer(scope, receive, send, Request(scope, receive), respond)
 
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a session's creation or a run, or hand the request on."""
@@ -84,15 +83,24 @@ class HotRoutes:
             await self.app(scope, _replay(messages, receive), send)
             return
         request = Request(scope, _replay([], receive))
-        try:
-            user = await current_user(request)
+
+        async def respond(user: str) -> Response:
             if isinstance(parsed, CreateSession):
-                response = await create_in_store(self.context, user, parsed)
-            else:
-                response = await answer_run_body(self.context, route, user, parsed, sse=wants_sse(request))
-        except Exception as exc:  # every failure gets the routes' answer
-            response = failure_response(scope["method"], scope["path"], exc)
-        await response(scope, receive, send)
+                return await create_in_store(self.context, user, parsed)
+            return await answer_run_body(self.context, route, user, parsed, sse=wants_sse(request))
+
+        await _answer(scope, receive, send, request, respond)
+
+
+async def _answer(
+    scope: Scope, receive: Receive, send: Send, request: Request, respond: Callable[[str], Awaitable[Response]]
+) -> None:
+    """Answer with what `respond` makes for the request's user; any failure with the routes' answer."""
+    try:
+        response = await respond(await current_user(request))
+    except Exception as exc:  # every failure gets the routes' answer
+        response = failure_response(scope["method"], scope["path"], exc)
+    await response(scope, receive, send)
 
 
 def _route_of(scope: Scope) -> str | None:
